@@ -1,0 +1,128 @@
+// buildApp: the one Fastify setup for production and tests: plugins and cross-cutting hooks, then one register() per module.
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyServerOptions } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { sql, type Kysely } from 'kysely';
+import type { Config } from './config.ts';
+import type { DB } from './db/schema.ts';
+import { registerAuth, API_PREFIX } from './http/auth.ts';
+import { renderDocsPage } from './http/docs-page.ts';
+import { ApiError, sendError, toApiError } from './http/errors.ts';
+import { registerIdempotency } from './http/idempotency.ts';
+import type { CounterStore } from './http/rate-limit.ts';
+import type { App, ModuleDeps } from './http/types.ts';
+import { checkResponseShape, formatSchemaErrors, validatorCompiler } from './http/validation.ts';
+import { accountRoutes } from './modules/account/routes.ts';
+import { adminRoutes, inviteRoutes } from './modules/admin/routes.ts';
+import { apiKeyRoutes } from './modules/api-keys/routes.ts';
+import { manufacturerRoutes } from './modules/manufacturers/routes.ts';
+import { shipViaRoutes } from './modules/ship-via/routes.ts';
+import { warehouseRoutes } from './modules/warehouses/routes.ts';
+
+export interface AppDeps {
+  config: Config;
+  db: Kysely<DB>;
+  counters: CounterStore;
+  logger?: FastifyServerOptions['logger'];
+  /** Tests: answer 500 when a response does not match its documented schema. */
+  checkResponses?: boolean;
+}
+
+const API_DESCRIPTION =
+  'JSON API of the consignment warehouse service. Every /api/v1 request carries `Authorization: Bearer jwc_...`. ' +
+  'Single records come as {data}, lists as {data, meta}, errors as {error:{code,message}}.';
+
+export async function buildApp(deps: AppDeps): Promise<App> {
+  const { config, db } = deps;
+  const app: App = Fastify({
+    logger: deps.logger ?? { level: config.logLevel },
+    // One line per request, written by the onResponse hook below, instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: () => randomUUID(),
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    exposeHeadRoutes: false,
+    schemaErrorFormatter: formatSchemaErrors,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  // Response schemas document and (in tests) check the shape; they never filter it, so no key is silently dropped.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  // Bodies are JSON only; anything else (text/plain included) is 415.
+  app.removeContentTypeParser('text/plain');
+
+  app.setErrorHandler((error, request, reply) => sendError(reply, toApiError(error as Error, request)));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, new ApiError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`)));
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, url: request.url, status: reply.statusCode, keyId: request.actor?.apiKeyId, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
+  });
+  if (deps.checkResponses) app.addHook('onSend', checkResponseShape);
+
+  // Every /api/v1 route is documented as needing the bearer key, with the permission it checks.
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith(API_PREFIX) || route.schema?.hide) return;
+    const { permission, administers } = route.config ?? {};
+    const needs = [permission && `Permission: \`${permission}\`.`, administers && 'Role: system_admin (key holding admin.api_keys).']
+      .filter(Boolean).join(' ');
+    route.schema = {
+      ...route.schema,
+      security: [{ bearerAuth: [] }],
+      ...(needs ? { description: [route.schema?.description, needs].filter(Boolean).join('\n\n') } : {}),
+    };
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'Consignment Warehouse Management Service', version: '1.0.0-dev', description: API_DESCRIPTION },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key jwc_...' } } },
+    },
+  });
+
+  registerAuth(app, {
+    db,
+    counters: deps.counters,
+    perKeyLimit: config.rateLimitPerKey,
+    failedPerAddressLimit: config.rateLimitFailedPerAddress,
+    windowMs: config.rateLimitWindowMs,
+  });
+  registerIdempotency(app, db);
+
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ data: { status: 'ok' } }));
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    try {
+      await sql`select 1`.execute(db);
+      return { data: { status: 'ready' } };
+    } catch {
+      return sendError(reply, new ApiError(503, 'unavailable', 'database unreachable'));
+    }
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  let docsPage: string | null = null;
+  app.get('/docs', { schema: { hide: true } }, async (_request, reply) => {
+    docsPage ??= renderDocsPage(app.swagger() as unknown as Parameters<typeof renderDocsPage>[0]);
+    return reply.type('text/html; charset=utf-8').send(docsPage);
+  });
+
+  const moduleDeps: ModuleDeps = { db, config };
+  await inviteRoutes(app, moduleDeps);
+  await app.register(async (api) => {
+    await accountRoutes(api as App);
+    await adminRoutes(api as App, moduleDeps);
+    await apiKeyRoutes(api as App, moduleDeps);
+    await manufacturerRoutes(api as App, moduleDeps);
+    await warehouseRoutes(api as App, moduleDeps);
+    await shipViaRoutes(api as App, moduleDeps);
+  }, { prefix: API_PREFIX });
+
+  return app;
+}

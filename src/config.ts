@@ -1,0 +1,66 @@
+// Environment -> one typed, validated object. Everything the service reads from the environment is read here.
+
+export interface Config {
+  host: string;
+  port: number;
+  /** postgres://... when set; otherwise the embedded PGlite under dataDir. */
+  databaseUrl: string | null;
+  dataDir: string;
+  /** Plaintext key given to the first admin on an empty database (WMS_BOOTSTRAP_ADMIN_KEY). */
+  bootstrapAdminKey: string | null;
+  /** Base of links the service hands out (invite_url). */
+  publicUrl: string;
+  redisUrl: string | null;
+  rateLimitPerKey: number;
+  rateLimitFailedPerAddress: number;
+  rateLimitWindowMs: number;
+  bodyLimitBytes: number;
+  logLevel: string;
+  dbPoolSize: number;
+  /** Take the client address from X-Forwarded-For (behind a load balancer). */
+  trustProxy: boolean;
+}
+
+export class ConfigError extends Error {}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+  return value;
+}
+
+function text(env: NodeJS.ProcessEnv, name: string): string | null {
+  const raw = env[name]?.trim();
+  return raw ? raw : null;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const host = text(env, 'HOST') ?? '127.0.0.1';
+  const port = integer(env, 'PORT', 8080, 0);
+  const databaseUrl = text(env, 'DATABASE_URL');
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
+  }
+  const bootstrapAdminKey = text(env, 'WMS_BOOTSTRAP_ADMIN_KEY');
+  if (bootstrapAdminKey && !/^jwc_[0-9A-Za-z]{27,}$/.test(bootstrapAdminKey)) {
+    throw new ConfigError('WMS_BOOTSTRAP_ADMIN_KEY must be jwc_ followed by at least 27 base62 characters (160 bits)');
+  }
+  return {
+    host,
+    port,
+    databaseUrl,
+    dataDir: text(env, 'WMS_DATA_DIR') ?? './data',
+    bootstrapAdminKey,
+    publicUrl: (text(env, 'WMS_PUBLIC_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, ''),
+    redisUrl: text(env, 'REDIS_URL'),
+    rateLimitPerKey: integer(env, 'WMS_RATE_LIMIT_PER_KEY', 1200, 1),
+    rateLimitFailedPerAddress: integer(env, 'WMS_RATE_LIMIT_FAILED_PER_ADDRESS', 20, 1),
+    rateLimitWindowMs: integer(env, 'WMS_RATE_LIMIT_WINDOW_MS', 60_000, 1000),
+    bodyLimitBytes: integer(env, 'WMS_BODY_LIMIT_BYTES', 1_048_576, 1024),
+    logLevel: text(env, 'LOG_LEVEL') ?? 'info',
+    dbPoolSize: integer(env, 'WMS_DB_POOL_SIZE', 10, 1),
+    trustProxy: env.WMS_TRUST_PROXY === '1' || env.WMS_TRUST_PROXY === 'true',
+  };
+}

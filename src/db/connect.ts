@@ -1,0 +1,62 @@
+// Opens the database: a pg Pool when DATABASE_URL is set, otherwise the embedded PGlite under the data directory.
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { PGliteDialect } from './pglite-driver.ts';
+import type { DB } from './schema.ts';
+
+export interface Database {
+  db: Kysely<DB>;
+  kind: 'postgres' | 'pglite';
+  close(): Promise<void>;
+}
+
+// int8 (counts, sequences) and numeric (money) arrive as strings by default; quantities fit a JS number exactly,
+// and money leaves as a JSON number. Dates stay 'YYYY-MM-DD' strings so no local time zone shifts them.
+const INT8 = 20;
+const NUMERIC = 1700;
+const DATE = 1082;
+const toNumber = (value: string) => Number(value);
+const asIs = (value: string) => value;
+
+export function connectPostgres(url: string, poolSize = 10): Database {
+  const parsers: Record<number, (value: string) => unknown> = { [INT8]: toNumber, [NUMERIC]: toNumber, [DATE]: asIs };
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        parsers[oid] ?? pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client losing its server must not crash the process; the next checkout reconnects.
+  pool.on('error', () => {});
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  return { db, kind: 'postgres', close: () => db.destroy() };
+}
+
+/** dataDir null keeps the database in memory (tests). */
+export async function connectPGlite(dataDir: string | null): Promise<Database> {
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const pglite = await PGlite.create(dataDir ?? undefined, {
+    extensions: { pg_trgm },
+    parsers: { [INT8]: toNumber, [NUMERIC]: toNumber, [DATE]: asIs },
+  });
+  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
+  return {
+    db,
+    kind: 'pglite',
+    close: async () => {
+      await db.destroy();
+      await pglite.close();
+    },
+  };
+}
+
+export function connect(config: { databaseUrl: string | null; dataDir: string; dbPoolSize: number }): Promise<Database> {
+  return config.databaseUrl
+    ? Promise.resolve(connectPostgres(config.databaseUrl, config.dbPoolSize))
+    : connectPGlite(config.dataDir);
+}

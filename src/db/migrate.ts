@@ -1,0 +1,40 @@
+// Applies the numbered SQL files of migrations/ that the database has not seen, in order, in one transaction held
+// under an advisory lock: instances starting together queue on the lock and the later ones find nothing to do.
+import { readdirSync, readFileSync } from 'node:fs';
+import { sql, type Kysely } from 'kysely';
+import type { DB } from './schema.ts';
+
+const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
+// Any fixed number works; it only has to be the same in every instance of this service.
+const MIGRATION_LOCK = 4_711_001;
+
+export interface Migration {
+  version: string;
+  sql: string;
+}
+
+export function listMigrations(): Migration[] {
+  return readdirSync(MIGRATIONS_DIR)
+    .filter((name) => /^\d{4}_[a-z0-9_]+\.sql$/.test(name))
+    .sort()
+    .map((name) => ({ version: name.replace(/\.sql$/, ''), sql: readFileSync(new URL(name, MIGRATIONS_DIR), 'utf8') }));
+}
+
+/** Returns the versions it applied. */
+export async function migrate(db: Kysely<DB>): Promise<string[]> {
+  const migrations = listMigrations();
+  return db.transaction().execute(async (tx) => {
+    await sql`select pg_advisory_xact_lock(${MIGRATION_LOCK})`.execute(tx);
+    await sql`create table if not exists schema_migrations (
+      version text primary key,
+      applied_at timestamptz not null default now()
+    )`.execute(tx);
+    const applied = new Set((await tx.selectFrom('schema_migrations').select('version').execute()).map((r) => r.version));
+    const pending = migrations.filter((m) => !applied.has(m.version));
+    for (const migration of pending) {
+      await sql.raw(migration.sql).execute(tx);
+      await tx.insertInto('schema_migrations').values({ version: migration.version }).execute();
+    }
+    return pending.map((m) => m.version);
+  });
+}

@@ -1,0 +1,14 @@
+// The one way a service opens a transaction: a serialization failure or deadlock is retried once, never a bare 500.
+import type { Kysely, Transaction } from 'kysely';
+import type { DB } from './schema.ts';
+
+const RETRYABLE = new Set(['40001', '40P01']);
+
+export async function inTransaction<T>(db: Kysely<DB>, work: (tx: Transaction<DB>) => Promise<T>): Promise<T> {
+  try {
+    return await db.transaction().execute(work);
+  } catch (error) {
+    if (!RETRYABLE.has((error as { code?: string }).code ?? '')) throw error;
+    return db.transaction().execute(work);
+  }
+}

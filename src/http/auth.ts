@@ -1,0 +1,156 @@
+// Bearer-key authentication, per-request permissions and partner scope for every /api/v1 route.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../db/schema.ts';
+import { effectivePermissions, isRole, ROLE_DEFINITIONS, type Permission, type Role } from '../domain/roles.ts';
+import { API_KEY_PATTERN, sha256 } from '../domain/secrets.ts';
+import { ApiError, forbidden, unauthorized } from './errors.ts';
+import type { CounterStore } from './rate-limit.ts';
+
+export interface Actor {
+  userId: string;
+  userName: string;
+  email: string | null;
+  role: Role;
+  /** The supply partner a scoped key is confined to; null for warehouse staff. */
+  manufacturerId: string | null;
+  apiKeyId: string;
+  keyName: string;
+  scopes: string[];
+  expiresAt: Date | null;
+  permissions: ReadonlySet<Permission>;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    actor: Actor | null;
+  }
+  interface FastifyContextConfig {
+    /** Permission the key must hold. */
+    permission?: Permission;
+    /** Only a system_admin whose key holds admin.api_keys (administration of users and reference data). */
+    administers?: boolean;
+  }
+}
+
+export const API_PREFIX = '/api/v1';
+
+export interface AuthOptions {
+  db: Kysely<DB>;
+  counters: CounterStore;
+  perKeyLimit: number;
+  failedPerAddressLimit: number;
+  windowMs: number;
+}
+
+/** The actor of a request behind the auth hook; routes under /api/v1 always have one. */
+export function actorOf(request: FastifyRequest): Actor {
+  if (!request.actor) throw new Error('route is outside the authenticated API');
+  return request.actor;
+}
+
+export function hasPermission(actor: Actor, permission: Permission): boolean {
+  return actor.permissions.has(permission);
+}
+
+export function requirePermission(actor: Actor, permission: Permission): void {
+  if (!actor.permissions.has(permission)) throw forbidden(`this key lacks the ${permission} permission`);
+}
+
+/** Administration (users, reference data) needs the system_admin role and a key that holds admin.api_keys. */
+export function canAdminister(actor: Actor): boolean {
+  return ROLE_DEFINITIONS[actor.role].administers && actor.permissions.has('admin.api_keys');
+}
+
+/**
+ * Confines a query to the actor's supply partner: `column` is the manufacturer_id column of the scoped table.
+ * Another partner's row then cannot be told from a missing one.
+ */
+export function inPartnerScope<QB extends { where: (...args: any[]) => any }>(qb: QB, actor: Actor, column: string): QB {
+  return actor.manufacturerId ? (qb.where(sql.ref(column), '=', actor.manufacturerId) as QB) : qb;
+}
+
+async function findActor(db: Kysely<DB>, key: string): Promise<Actor> {
+  const row = await db
+    .selectFrom('api_keys as k')
+    .innerJoin('users as u', 'u.id', 'k.user_id')
+    .select([
+      'k.id as key_id', 'k.name as key_name', 'k.scopes', 'k.expires_at', 'k.revoked_at',
+      'u.id as user_id', 'u.name as user_name', 'u.email', 'u.role', 'u.manufacturer_id', 'u.is_active',
+    ])
+    .where('k.key_hash', '=', sha256(key))
+    .executeTakeFirst();
+  if (!row) throw unauthorized('API key is not valid');
+  if (row.revoked_at) throw unauthorized('API key has been revoked');
+  const expiresAt = row.expires_at ? new Date(row.expires_at) : null;
+  if (expiresAt && expiresAt.getTime() <= Date.now()) throw unauthorized('API key has expired');
+  if (!row.is_active) throw unauthorized('the key’s user is deactivated');
+  if (!isRole(row.role)) throw unauthorized('the key’s user has an unknown role');
+  return {
+    userId: row.user_id,
+    userName: row.user_name,
+    email: row.email,
+    role: row.role,
+    manufacturerId: row.manufacturer_id,
+    apiKeyId: row.key_id,
+    keyName: row.key_name,
+    scopes: row.scopes,
+    expiresAt,
+    permissions: new Set(effectivePermissions(row.scopes, row.role)),
+  };
+}
+
+function bearerKey(request: FastifyRequest): string {
+  const header = request.headers.authorization;
+  if (!header) throw unauthorized('API key required');
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match) throw unauthorized('Authorization must be "Bearer <API key>"');
+  if (!API_KEY_PATTERN.test(match[1]!)) throw unauthorized('API key is malformed');
+  return match[1]!;
+}
+
+function rateLimited(resetMs: number, message: string): ApiError {
+  return new ApiError(429, 'rate_limited', message, { headers: { 'retry-after': String(Math.max(1, Math.ceil(resetMs / 1000))) } });
+}
+
+export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
+  const { db, counters, perKeyLimit, failedPerAddressLimit, windowMs } = options;
+
+  // A counter store that cannot be reached must not take the API down with it: the request goes through.
+  async function hit(bucket: string) {
+    try {
+      return await counters.hit(bucket, windowMs);
+    } catch (error) {
+      app.log.warn({ err: error }, 'rate-limit store unavailable; request not counted');
+      return null;
+    }
+  }
+
+  app.decorateRequest('actor', null);
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.url !== API_PREFIX && !request.url.startsWith(`${API_PREFIX}/`)) return;
+    let actor: Actor;
+    try {
+      actor = await findActor(db, bearerKey(request));
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      const failures = await hit(`fail:${request.ip}`);
+      if (failures && failures.count > failedPerAddressLimit) throw rateLimited(failures.resetMs, 'too many failed API key attempts');
+      throw error;
+    }
+    request.actor = actor;
+    if (!ROLE_DEFINITIONS[actor.role].apiAccess) throw forbidden('supply-partner portal users cannot use the API');
+
+    const used = await hit(`key:${actor.apiKeyId}`);
+    if (used) {
+      reply.header('ratelimit-limit', perKeyLimit);
+      reply.header('ratelimit-remaining', Math.max(0, perKeyLimit - used.count));
+      reply.header('ratelimit-reset', Math.ceil(used.resetMs / 1000));
+      if (used.count > perKeyLimit) throw rateLimited(used.resetMs, 'too many requests for this API key');
+    }
+
+    const { permission, administers } = request.routeOptions.config;
+    if (permission) requirePermission(actor, permission);
+    if (administers && !canAdminister(actor)) throw forbidden('only a system_admin key holding admin.api_keys may do this');
+  });
+}

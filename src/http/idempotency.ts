@@ -1,0 +1,90 @@
+// Idempotency-Key on POST (CONTRACT): the same key from the same API key within 24 hours replays the first response
+// without doing the work again; the same key with another body is 422 idempotency_key_reuse.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../db/schema.ts';
+import { sha256 } from '../domain/secrets.ts';
+import { ApiError, badRequest, conflict } from './errors.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set while this request owns an Idempotency-Key record that its response must complete. */
+    idempotencyClaim: { apiKeyId: string; key: string } | null;
+  }
+}
+
+const REPLAY_WINDOW = sql`interval '24 hours'`;
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+function requestHash(request: FastifyRequest): string {
+  return sha256(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`);
+}
+
+export function registerIdempotency(app: FastifyInstance, db: Kysely<DB>): void {
+  app.decorateRequest('idempotencyClaim', null);
+
+  app.addHook('preHandler', async (request, reply) => {
+    const header = request.headers['idempotency-key'];
+    if (request.method !== 'POST' || header === undefined || !request.actor) return;
+    if (typeof header !== 'string' || !KEY_PATTERN.test(header)) {
+      throw badRequest('Idempotency-Key must be 1 to 255 visible ASCII characters');
+    }
+    const apiKeyId = request.actor.apiKeyId;
+    const hash = requestHash(request);
+    // Claim the key, or take it over when its earlier use is older than the replay window.
+    const claimed = await db
+      .insertInto('idempotency_keys')
+      .values({ api_key_id: apiKeyId, idempotency_key: header, request_hash: hash })
+      .onConflict((oc) =>
+        oc.columns(['api_key_id', 'idempotency_key']).doUpdateSet({
+          request_hash: hash, status_code: null, response_body: null, created_at: sql`now()`, completed_at: null,
+        }).where('idempotency_keys.created_at', '<', sql<Date>`now() - ${REPLAY_WINDOW}`),
+      )
+      .returning('api_key_id')
+      .executeTakeFirst();
+    if (claimed) {
+      request.idempotencyClaim = { apiKeyId, key: header };
+      return;
+    }
+    const first = await db
+      .selectFrom('idempotency_keys')
+      .select(['request_hash', 'status_code', 'response_body', 'completed_at'])
+      .where('api_key_id', '=', apiKeyId)
+      .where('idempotency_key', '=', header)
+      .executeTakeFirstOrThrow();
+    if (first.request_hash !== hash) {
+      throw new ApiError(422, 'idempotency_key_reuse', 'this Idempotency-Key was used with a different request');
+    }
+    if (!first.completed_at || first.status_code === null) {
+      throw conflict('a request with this Idempotency-Key is still in progress');
+    }
+    reply.code(first.status_code).header('idempotent-replayed', 'true');
+    if (first.response_body === null) return reply.send();
+    return reply.type('application/json; charset=utf-8').send(first.response_body);
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const claim = request.idempotencyClaim;
+    if (!claim) return payload;
+    request.idempotencyClaim = null;
+    const row = db.updateTable('idempotency_keys').where('api_key_id', '=', claim.apiKeyId).where('idempotency_key', '=', claim.key);
+    try {
+      if (reply.statusCode >= 500) {
+        // A failure is not a result: the client may try the same key again.
+        await db.deleteFrom('idempotency_keys').where('api_key_id', '=', claim.apiKeyId).where('idempotency_key', '=', claim.key).execute();
+      } else {
+        await row
+          .set({ status_code: reply.statusCode, response_body: typeof payload === 'string' ? payload : null, completed_at: sql`now()` })
+          .execute();
+      }
+    } catch (error) {
+      request.log.error({ err: error }, 'could not record the idempotent response');
+    }
+    return payload;
+  });
+}
+
+/** Drops records past the replay window; main runs it periodically. */
+export async function pruneIdempotencyKeys(db: Kysely<DB>): Promise<void> {
+  await db.deleteFrom('idempotency_keys').where('created_at', '<', sql<Date>`now() - ${REPLAY_WINDOW}`).execute();
+}

@@ -1,0 +1,36 @@
+// page / per_page of every list (CONTRACT: integers >= 1, per_page above 100 is clamped) and the list meta.
+import { Type } from 'typebox';
+
+export const MAX_PER_PAGE = 100;
+
+/** Query properties of a paged list; spread them into the list's query schema. */
+export function pageParams(defaultPerPage: number) {
+  return {
+    page: Type.Integer({ minimum: 1, default: 1, description: 'Page number, from 1.' }),
+    per_page: Type.Integer({ minimum: 1, default: defaultPerPage, description: `Rows per page; above ${MAX_PER_PAGE} reads as ${MAX_PER_PAGE}.` }),
+  };
+}
+
+export interface Page {
+  page: number;
+  perPage: number;
+  offset: number;
+}
+
+export function pageOf(query: { page?: number; per_page?: number }, defaultPerPage: number): Page {
+  const page = query.page ?? 1;
+  const perPage = Math.min(query.per_page ?? defaultPerPage, MAX_PER_PAGE);
+  return { page, perPage, offset: (page - 1) * perPage };
+}
+
+export function listResponse<T>(data: T[], totalCount: number, page: Page) {
+  return {
+    data,
+    meta: {
+      page: page.page,
+      per_page: page.perPage,
+      total_count: totalCount,
+      total_pages: Math.ceil(totalCount / page.perPage),
+    },
+  };
+}

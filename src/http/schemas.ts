@@ -1,0 +1,58 @@
+// Schema pieces every area uses: ids, nullable values, closed objects, envelopes and error responses.
+import { Type, type Static, type TProperties, type TSchema } from 'typebox';
+
+export const Uuid = Type.String({ format: 'uuid' });
+// Handlers may return Date objects: the serializer writes them as ISO 8601 UTC strings.
+export const Timestamp = Type.Unsafe<Date | string>({ type: 'string', format: 'date-time' });
+
+/** A request or response object that names every key it may carry (unknown keys are a 400 / a failed test). */
+export function Closed<P extends TProperties>(properties: P, options: { description?: string } = {}) {
+  return Type.Object(properties, { additionalProperties: false, ...options });
+}
+
+/** OpenAPI 3.0 spells "or null" as nullable: true, which Ajv also understands. */
+export function Nullable<T extends TSchema>(schema: T) {
+  return Type.Unsafe<Static<T> | null>({ ...schema, nullable: true });
+}
+
+/** A bounded string: no field accepts unbounded text. */
+export function Text(maxLength = 200, options: { minLength?: number; description?: string; pattern?: string; format?: string } = {}) {
+  return Type.String({ maxLength, ...options });
+}
+
+export const IdParams = Closed({ id: Uuid });
+
+export const ErrorEnvelope = Closed(
+  {
+    error: Closed({
+      code: Type.String(),
+      message: Type.String(),
+      details: Type.Optional(Type.Unknown()),
+    }),
+  },
+  { description: 'Error' },
+);
+
+export const PageMeta = Closed({
+  page: Type.Integer(),
+  per_page: Type.Integer(),
+  total_count: Type.Integer(),
+  total_pages: Type.Integer(),
+});
+
+export function DataEnvelope<T extends TSchema>(data: T) {
+  return Closed({ data });
+}
+
+export function ListEnvelope<T extends TSchema>(item: T) {
+  return Closed({ data: Type.Array(item), meta: PageMeta });
+}
+
+const NoContent = Type.Null({ description: 'No content' });
+
+/** Route responses: the given success shapes plus the error envelope for every 4xx and 5xx. */
+export function responses<R extends Record<number, TSchema>>(success: R) {
+  return { ...success, '4xx': ErrorEnvelope, '5xx': ErrorEnvelope };
+}
+
+export const noContent = responses({ 204: NoContent });

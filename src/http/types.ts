@@ -1,0 +1,15 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Kysely } from 'kysely';
+import type { Config } from '../config.ts';
+import type { DB } from '../db/schema.ts';
+
+/** The Fastify instance every module registers its routes on. */
+export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+/** What a module's routes get handed. */
+export interface ModuleDeps {
+  db: Kysely<DB>;
+  config: Config;
+}

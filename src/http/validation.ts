@@ -1,0 +1,66 @@
+// Request validation and, in tests, response checking, with the one Ajv setup the service uses.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+function makeAjv(coerceTypes: boolean | 'array', useDefaults: boolean): Ajv {
+  const ajv = new Ajv({ allErrors: false, coerceTypes, useDefaults, removeAdditional: false, strict: false });
+  addFormats(ajv);
+  return ajv;
+}
+
+// Bodies are JSON and must carry the right types; query strings and paths are text and are coerced
+// (a repeated query parameter becomes an array).
+const bodyAjv = makeAjv(false, true);
+const textAjv = makeAjv('array', true);
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
+  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+
+/** "body/role must be one of: ..." — the failing field first, so a client can see what to fix. */
+export function formatSchemaErrors(errors: ErrorObject[] | { message?: string }[], dataVar: string): Error {
+  const error = errors[0] as ErrorObject | undefined;
+  if (!error?.keyword) return new Error(`${dataVar} is invalid`);
+  const path = `${dataVar}${error.instancePath}`;
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'additionalProperties':
+      return new Error(`${path}/${String(params.additionalProperty)} is not a known field`);
+    case 'required':
+      return new Error(`${path}/${String(params.missingProperty)} is required`);
+    case 'enum':
+      return new Error(`${path} must be one of: ${(params.allowedValues as unknown[]).join(', ')}`);
+    default:
+      return new Error(`${path} ${error.message ?? 'is invalid'}`);
+  }
+}
+
+// Responses are checked strictly: nothing coerced or defaulted, and closed objects reject unknown keys.
+const responseAjv = makeAjv(false, false);
+const compiledResponses = new WeakMap<object, ValidateFunction>();
+
+/**
+ * Checks a response against its route's schema and turns a mismatch into a loud 500. Tests switch it on, so every
+ * request a test makes also proves that the documented shape is the real one.
+ */
+export async function checkResponseShape(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  const schemas = request.routeOptions.schema?.response as Record<string, object> | undefined;
+  if (!schemas || reply.statusCode === 500) return payload;
+  const status = reply.statusCode;
+  const schema = schemas[status] ?? schemas[`${Math.floor(status / 100)}xx`];
+  let problem: string | null = null;
+  if (!schema) {
+    problem = `no response schema for status ${status}`;
+  } else {
+    let validate = compiledResponses.get(schema);
+    if (!validate) compiledResponses.set(schema, (validate = responseAjv.compile(schema)));
+    const body = typeof payload === 'string' && payload.length > 0 ? JSON.parse(payload) : null;
+    if (!validate(body)) problem = `${responseAjv.errorsText(validate.errors)} in ${typeof payload === 'string' ? payload.slice(0, 500) : payload}`;
+  }
+  if (!problem) return payload;
+  request.log.error({ problem }, 'response does not match its schema');
+  reply.code(500);
+  return JSON.stringify({ error: { code: 'response_schema_mismatch', message: `${request.method} ${request.url}: ${problem}` } });
+}
