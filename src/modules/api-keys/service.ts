@@ -12,11 +12,18 @@ import type { Page } from '../../http/pagination.ts';
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
+/** True when YYYY-MM-DD at the start of `value` is a real calendar day (Date would roll 02-30 over to March). */
+function isCalendarDay(value: string): boolean {
+  const [year, month, day] = value.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const probe = new Date(Date.UTC(year, month - 1, day));
+  return probe.getUTCFullYear() === year && probe.getUTCMonth() === month - 1 && probe.getUTCDate() === day;
+}
+
 function parseExpiry(value: string | undefined): Date | null {
   if (value === undefined) return null;
-  const text = DATE_ONLY.test(value) ? `${value}T00:00:00Z` : value;
-  const at = new Date(text);
-  if (!(DATE_ONLY.test(value) || DATE_TIME.test(value)) || Number.isNaN(at.getTime())) {
+  const dateOnly = DATE_ONLY.test(value);
+  const at = new Date(dateOnly ? `${value}T00:00:00Z` : value);
+  if (!(dateOnly || DATE_TIME.test(value)) || !isCalendarDay(value) || Number.isNaN(at.getTime())) {
     throw badRequest('body/expires_at must be an RFC 3339 date-time or YYYY-MM-DD');
   }
   if (at.getTime() <= Date.now()) throw invalidRequest('expires_at is in the past');
