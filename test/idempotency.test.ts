@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { call, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
+
+let t: TestApp;
+before(async () => {
+  t = await startApp();
+});
+after(() => t.close());
+
+const partnersWithCode = async (code: string) =>
+  (await t.db.selectFrom('manufacturers').select('id').where('code', '=', code).execute()).length;
+
+describe('Idempotency-Key', () => {
+  test('a repeated POST replays the first response and does the work once', async () => {
+    const headers = { 'idempotency-key': 'create-idem-1' };
+    const first = await call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, headers, body: { code: 'IDEM1', name: 'Idem' } });
+    const second = await call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, headers, body: { code: 'IDEM1', name: 'Idem' } });
+    assert.equal(first.status, 201);
+    assert.equal(second.status, 201);
+    assert.deepEqual(second.body, first.body);
+    assert.equal(second.headers['idempotent-replayed'], 'true');
+    assert.equal(await partnersWithCode('IDEM1'), 1);
+    const audits = await t.db.selectFrom('history').select('id').where('entity_id', '=', first.body.data.id).execute();
+    assert.equal(audits.length, 1);
+  });
+
+  test('the same key with a different body is 422 idempotency_key_reuse', async () => {
+    const headers = { 'idempotency-key': 'create-idem-2' };
+    assert.equal((await call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, headers, body: { code: 'IDEM2', name: 'A' } })).status, 201);
+    expectError(await call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, headers, body: { code: 'IDEM2B', name: 'B' } }), 422, 'idempotency_key_reuse');
+    assert.equal(await partnersWithCode('IDEM2B'), 0);
+  });
+
+  test('an error answer is replayed too; 204 answers replay without a body', async () => {
+    const headers = { 'idempotency-key': 'dup-idem-3' };
+    await call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, body: { code: 'IDEM3', name: 'A' } });
+    const first = await call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, headers, body: { code: 'IDEM3', name: 'A' } });
+    expectError(first, 409, 'conflict');
+    const again = await call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, headers, body: { code: 'IDEM3', name: 'A' } });
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.deepEqual(again.body, first.body);
+
+    const { userId } = await userWithKey(t, 'qc');
+    const off = { 'idempotency-key': 'deactivate-once' };
+    assert.equal((await call(t.app, 'POST', `/api/v1/admin/users/${userId}/deactivate`, { key: t.adminKey, headers: off })).status, 204);
+    const replay = await call(t.app, 'POST', `/api/v1/admin/users/${userId}/deactivate`, { key: t.adminKey, headers: off });
+    assert.equal(replay.status, 204);
+    assert.equal(replay.body, null);
+  });
+
+  test('keys are per API key: another key’s same Idempotency-Key is independent', async () => {
+    const other = await userWithKey(t, 'manager');
+    const headers = { 'idempotency-key': 'shared-name' };
+    assert.equal((await call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, headers, body: { code: 'IDEM4A', name: 'A' } })).status, 201);
+    assert.equal((await call(t.app, 'POST', '/api/v1/manufacturers', { key: other.key, headers, body: { code: 'IDEM4B', name: 'B' } })).status, 201);
+    assert.equal(await partnersWithCode('IDEM4B'), 1);
+  });
+
+  test('after 24 hours the key may be used afresh', async () => {
+    const headers = { 'idempotency-key': 'old-key' };
+    await call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, headers, body: { code: 'IDEM5', name: 'A' } });
+    await t.db.updateTable('idempotency_keys').set({ created_at: new Date(Date.now() - 25 * 3_600_000) }).where('idempotency_key', '=', 'old-key').execute();
+    const fresh = await call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, headers, body: { code: 'IDEM5B', name: 'B' } });
+    assert.equal(fresh.status, 201);
+    assert.equal(fresh.headers['idempotent-replayed'], undefined);
+    assert.equal(await partnersWithCode('IDEM5B'), 1);
+  });
+
+  test('parallel requests with one key do the work once', async () => {
+    const headers = { 'idempotency-key': 'parallel-key' };
+    const answers = await Promise.all(Array.from({ length: 8 }, () =>
+      call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, headers, body: { code: 'IDEM6', name: 'P' } })));
+    assert.equal(await partnersWithCode('IDEM6'), 1);
+    const created = answers.filter((a) => a.status === 201);
+    assert.ok(created.length >= 1);
+    assert.ok(created.every((a) => a.body.data.id === created[0]!.body.data.id), 'every 201 names the one record');
+    assert.ok(answers.every((a) => a.status === 201 || (a.status === 409 && a.body.error.code === 'conflict')));
+  });
+
+  test('a malformed Idempotency-Key is 400', async () => {
+    expectError(await call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, headers: { 'idempotency-key': 'x'.repeat(300) }, body: { code: 'IDEM7', name: 'A' } }), 400, 'bad_request');
+    assert.equal(await partnersWithCode('IDEM7'), 0);
+  });
+});
