@@ -147,7 +147,7 @@ export async function startApp(options: TestAppOptions = {}): Promise<TestApp> {
 export interface Answer {
   status: number;
   body: any;
-  headers: Record<string, string | string[] | undefined>;
+  headers: Record<string, string | number | string[] | undefined>;
 }
 
 export async function call(

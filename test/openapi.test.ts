@@ -1,0 +1,62 @@
+// /openapi.json is a valid OpenAPI 3.0.3 document of every route with its schemas; /docs renders it.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { call, startApp, type TestApp } from './helpers.ts';
+
+let t: TestApp;
+let doc: any;
+before(async () => {
+  t = await startApp();
+  doc = (await call(t.app, 'GET', '/openapi.json')).body;
+});
+after(() => t.close());
+
+test('is a valid OpenAPI 3.0.3 document, version 1.0.0-dev', async () => {
+  assert.equal(doc.openapi, '3.0.3');
+  assert.equal(doc.info.version, '1.0.0-dev');
+  const result = await new Validator().validate(doc);
+  assert.equal(result.valid, true, JSON.stringify(result.errors, null, 1));
+});
+
+test('documents every route the app serves, each with responses, and a body schema on every write', () => {
+  const expected = [
+    'get /api/v1/me', 'get /api/v1/admin/users', 'post /api/v1/admin/users', 'get /api/v1/admin/users/{id}',
+    'patch /api/v1/admin/users/{id}', 'post /api/v1/admin/users/{id}/deactivate', 'post /api/v1/admin/users/{id}/reactivate',
+    'post /api/v1/admin/users/{id}/invite', 'get /api/v1/admin/roles', 'post /invites/{token}/accept',
+    'post /api/v1/api-keys', 'get /api/v1/api-keys', 'delete /api/v1/api-keys/{id}',
+    'get /api/v1/manufacturers', 'post /api/v1/manufacturers', 'get /api/v1/manufacturers/{id}', 'patch /api/v1/manufacturers/{id}',
+    'get /api/v1/warehouses', 'post /api/v1/warehouses', 'get /api/v1/ship-via', 'post /api/v1/ship-via',
+  ];
+  const documented = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods as object).map((m) => `${m} ${path}`));
+  assert.deepEqual([...documented].sort(), [...expected].sort());
+  for (const [path, methods] of Object.entries<any>(doc.paths)) {
+    for (const [method, op] of Object.entries<any>(methods)) {
+      const success = Object.keys(op.responses).filter((status) => /^2/.test(status));
+      assert.equal(success.length, 1, `${method} ${path} documents one success response`);
+      assert.ok(op.responses['4XX'] ?? op.responses['4xx'], `${method} ${path} documents its errors`);
+      if (['post', 'patch', 'put'].includes(method) && !/deactivate|reactivate|invite$/.test(path)) {
+        assert.ok(op.requestBody?.content?.['application/json']?.schema, `${method} ${path} has a request body schema`);
+      }
+      if (path.startsWith('/api/v1/')) assert.deepEqual(op.security, [{ bearerAuth: [] }]);
+    }
+  }
+});
+
+test('tells the permission a route checks', () => {
+  assert.match(doc.paths['/api/v1/manufacturers'].post.description, /manufacturers\.edit/);
+  assert.match(doc.paths['/api/v1/admin/users'].get.description, /system_admin/);
+});
+
+test('/docs is an HTML reference rendered from the document', async () => {
+  const page = await t.app.inject({ method: 'GET', url: '/docs' });
+  assert.equal(page.statusCode, 200);
+  assert.match(page.headers['content-type'] as string, /text\/html/);
+  for (const path of Object.keys(doc.paths)) assert.ok(page.body.includes(path), `${path} is on the page`);
+  assert.match(page.body, /1\.0\.0-dev/);
+});
+
+test('health endpoints answer without a key', async () => {
+  assert.deepEqual((await call(t.app, 'GET', '/healthz')).body, { data: { status: 'ok' } });
+  assert.deepEqual((await call(t.app, 'GET', '/readyz')).body, { data: { status: 'ready' } });
+});
