@@ -66,6 +66,12 @@ describe('error envelope', () => {
     assert.equal(await manufacturerCount(), before);
   });
 
+  test('a NUL character, which PostgreSQL text cannot hold, is 400 and writes nothing', async () => {
+    const before = await manufacturerCount();
+    expectError(await call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, body: { code: 'NUL', name: 'a\u0000b' } }), 400, 'bad_request');
+    assert.equal(await manufacturerCount(), before);
+  });
+
   test('unknown enum values are 400 and list the allowed ones', async () => {
     const answer = await call(t.app, 'POST', '/api/v1/ship-via', { key: t.adminKey, body: { code: 'X', description: 'x', mode: 'boat' } });
     expectError(answer, 400, 'bad_request');

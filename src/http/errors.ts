@@ -44,8 +44,8 @@ export function translateDatabaseError(error: unknown): ApiError | null {
   if (code === '23505') return (constraint && UNIQUE_VIOLATIONS[constraint]?.()) || conflict('a record with these values already exists');
   if (code === '23503') return invalidRequest('a referenced record does not exist');
   if (code === '23514' || code === '23502') return invalidRequest('the values break a rule of the record');
-  // invalid text representation, numeric or string out of range, bad datetime
-  if (['22P02', '22003', '22001', '22007', '22008'].includes(code)) return badRequest('a value is out of range or malformed');
+  // invalid text representation, numeric or string out of range, bad datetime, NUL or untranslatable characters
+  if (['22P02', '22003', '22001', '22007', '22008', '22021', '22P05'].includes(code)) return badRequest('a value is out of range or malformed');
   return null;
 }
 
