@@ -1,6 +1,6 @@
 // buildApp: the one Fastify setup for production and tests: plugins and cross-cutting hooks, then one register() per module.
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { sql, type Kysely } from 'kysely';
@@ -29,6 +29,8 @@ export interface AppDeps {
   checkResponses?: boolean;
 }
 
+const routeNotFound = (request: FastifyRequest) => new ApiError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
+
 const API_DESCRIPTION =
   'JSON API of the consignment warehouse service. Every /api/v1 request carries `Authorization: Bearer jwc_...`. ' +
   'Single records come as {data}, lists as {data, meta}, errors as {error:{code,message}}.';
@@ -53,8 +55,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.removeContentTypeParser('text/plain');
 
   app.setErrorHandler((error, request, reply) => sendError(reply, toApiError(error as Error, request)));
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, new ApiError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`)));
+  app.setNotFoundHandler((request, reply) => sendError(reply, routeNotFound(request)));
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -88,14 +89,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     },
   });
 
-  registerAuth(app, {
-    db,
-    counters: deps.counters,
-    perKeyLimit: config.rateLimitPerKey,
-    failedPerAddressLimit: config.rateLimitFailedPerAddress,
-    windowMs: config.rateLimitWindowMs,
-  });
-  registerIdempotency(app, db);
+  app.decorateRequest('actor', null);
+  app.decorateRequest('idempotencyClaim', null);
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ data: { status: 'ok' } }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
@@ -116,6 +111,16 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const moduleDeps: ModuleDeps = { db, config };
   await inviteRoutes(app, moduleDeps);
   await app.register(async (api) => {
+    registerAuth(api, {
+      db,
+      counters: deps.counters,
+      perKeyLimit: config.rateLimitPerKey,
+      failedPerAddressLimit: config.rateLimitFailedPerAddress,
+      windowMs: config.rateLimitWindowMs,
+    });
+    registerIdempotency(api, db);
+    // Unknown routes under /api/v1 are answered after authentication: without a key they are 401, not 404.
+    api.setNotFoundHandler((request, reply) => sendError(reply, routeNotFound(request)));
     await accountRoutes(api as App);
     await adminRoutes(api as App, moduleDeps);
     await apiKeyRoutes(api as App, moduleDeps);

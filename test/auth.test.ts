@@ -54,6 +54,13 @@ describe('401 unauthorized', () => {
     assert.equal((await call(t.app, 'GET', '/api/v1/me', { key })).status, 200);
   });
 
+  test('a percent-encoded or absolute-form path is authenticated like the plain one', async () => {
+    for (const url of ['/%61pi/v1/admin/users', '/api/v%31/admin/roles', '/api/v1/%61dmin/users', 'http://wms.test/api/v1/admin/users']) {
+      expectError(await call(t.app, 'GET', url), 401, 'unauthorized');
+    }
+    expectError(await call(t.app, 'GET', '/%61pi/v1/nothing-here'), 401, 'unauthorized');
+  });
+
   test('an unknown /api/v1 route without a key is 401, with a key 404', async () => {
     expectError(await call(t.app, 'GET', '/api/v1/no-such-thing'), 401, 'unauthorized');
     expectError(await call(t.app, 'GET', '/api/v1/no-such-thing', { key: t.adminKey }), 404, 'not_found');

@@ -154,7 +154,7 @@ export async function call(
   app: App,
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
   url: string,
-  options: { key?: string | null; body?: unknown; headers?: Record<string, string> } = {},
+  options: { key?: string | null; body?: unknown; headers?: Record<string, string>; remoteAddress?: string } = {},
 ): Promise<Answer> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key) headers.authorization = `Bearer ${options.key}`;
@@ -162,6 +162,7 @@ export async function call(
     method,
     url,
     headers,
+    ...(options.remoteAddress ? { remoteAddress: options.remoteAddress } : {}),
     ...(options.body !== undefined ? { payload: options.body as object } : {}),
   });
   const text = response.body;

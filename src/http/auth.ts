@@ -113,35 +113,52 @@ function rateLimited(resetMs: number, message: string): ApiError {
   return new ApiError(429, 'rate_limited', message, { headers: { 'retry-after': String(Math.max(1, Math.ceil(resetMs / 1000))) } });
 }
 
-export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
+/**
+ * Registers authentication on the /api/v1 plugin (its routes and its 404 handler), so that it follows the route the
+ * router matched, not the raw URL (which may be percent-encoded or absolute).
+ */
+export function registerAuth(api: FastifyInstance, options: AuthOptions): void {
   const { db, counters, perKeyLimit, failedPerAddressLimit, windowMs } = options;
 
   // A counter store that cannot be reached must not take the API down with it: the request goes through.
-  async function hit(bucket: string) {
+  async function count<T>(work: () => Promise<T>): Promise<T | null> {
     try {
-      return await counters.hit(bucket, windowMs);
+      return await work();
     } catch (error) {
-      app.log.warn({ err: error }, 'rate-limit store unavailable; request not counted');
+      api.log.warn({ err: error }, 'rate-limit store unavailable; request not counted');
       return null;
     }
   }
 
-  app.decorateRequest('actor', null);
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.url !== API_PREFIX && !request.url.startsWith(`${API_PREFIX}/`)) return;
+  api.addHook('onRequest', async (request, reply) => {
+    const failBucket = `fail:${request.ip}`;
+    let key: string | null = null;
+    let keyError: ApiError | null = null;
+    try {
+      key = bearerKey(request);
+    } catch (error) {
+      keyError = error as ApiError;
+    }
+    // An address over its failed-key limit is refused before any key is looked at: otherwise guessing would go on.
+    const [failures, used] = await Promise.all([
+      count(() => counters.peek(failBucket)),
+      key ? count(() => counters.hit(`key:${sha256(key)}`, windowMs)) : null,
+    ]);
+    if (failures && failures.count >= failedPerAddressLimit) throw rateLimited(failures.resetMs, 'too many failed API key attempts');
+
     let actor: Actor;
     try {
-      actor = await findActor(db, bearerKey(request));
+      if (keyError) throw keyError;
+      actor = await findActor(db, key!);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      const failures = await hit(`fail:${request.ip}`);
-      if (failures && failures.count > failedPerAddressLimit) throw rateLimited(failures.resetMs, 'too many failed API key attempts');
+      const failed = await count(() => counters.hit(failBucket, windowMs));
+      if (failed && failed.count > failedPerAddressLimit) throw rateLimited(failed.resetMs, 'too many failed API key attempts');
       throw error;
     }
     request.actor = actor;
     if (!ROLE_DEFINITIONS[actor.role].apiAccess) throw forbidden('supply-partner portal users cannot use the API');
 
-    const used = await hit(`key:${actor.apiKeyId}`);
     if (used) {
       reply.header('ratelimit-limit', perKeyLimit);
       reply.header('ratelimit-remaining', Math.max(0, perKeyLimit - used.count));

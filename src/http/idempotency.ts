@@ -21,8 +21,6 @@ function requestHash(request: FastifyRequest): string {
 }
 
 export function registerIdempotency(app: FastifyInstance, db: Kysely<DB>): void {
-  app.decorateRequest('idempotencyClaim', null);
-
   app.addHook('preHandler', async (request, reply) => {
     const header = request.headers['idempotency-key'];
     if (request.method !== 'POST' || header === undefined || !request.actor) return;

@@ -9,7 +9,10 @@ export interface Hit {
 }
 
 export interface CounterStore {
+  /** Counts one more request in the bucket's current window. */
   hit(bucket: string, windowMs: number): Promise<Hit>;
+  /** The bucket's count without adding to it (count 0 when no window is open). */
+  peek(bucket: string): Promise<Hit>;
   close(): Promise<void>;
 }
 
@@ -32,6 +35,11 @@ export function memoryCounterStore(): CounterStore {
       window.count++;
       return { count: window.count, resetMs: window.resetAt - now };
     },
+    async peek(bucket) {
+      const now = Date.now();
+      const window = windows.get(bucket);
+      return window && window.resetAt > now ? { count: window.count, resetMs: window.resetAt - now } : { count: 0, resetMs: 0 };
+    },
     async close() {
       clearInterval(sweeper);
     },
@@ -52,6 +60,10 @@ export function redisCounterStore(url: string, prefix = 'wms:rl:'): CounterStore
     async hit(bucket, windowMs) {
       const [count, ttl] = (await redis.eval(HIT_SCRIPT, 1, prefix + bucket, windowMs)) as [number, number];
       return { count, resetMs: ttl > 0 ? ttl : windowMs };
+    },
+    async peek(bucket) {
+      const [count, ttl] = await Promise.all([redis.get(prefix + bucket), redis.pttl(prefix + bucket)]);
+      return { count: Number(count ?? 0), resetMs: Math.max(0, ttl) };
     },
     async close() {
       redis.disconnect();
