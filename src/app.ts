@@ -9,6 +9,7 @@ import type { DB } from './db/schema.ts';
 import { registerAuth, API_PREFIX } from './http/auth.ts';
 import { renderDocsPage } from './http/docs-page.ts';
 import { ApiError, sendError, toApiError } from './http/errors.ts';
+import { Closed } from './http/schemas.ts';
 import { registerIdempotency } from './http/idempotency.ts';
 import type { CounterStore } from './http/rate-limit.ts';
 import type { App, ModuleDeps } from './http/types.ts';
@@ -29,6 +30,11 @@ export interface AppDeps {
   checkResponses?: boolean;
 }
 
+const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops;
+
+// The invite token in the path is a credential: it never reaches the log.
+const redactSecrets = (url: string) => url.replace(/^\/invites\/[^/?]+/, '/invites/[token]');
+
 const routeNotFound = (request: FastifyRequest) => new ApiError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
 
 const API_DESCRIPTION =
@@ -43,9 +49,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
     bodyLimit: config.bodyLimitBytes,
-    trustProxy: config.trustProxy,
+    trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
     exposeHeadRoutes: false,
     schemaErrorFormatter: formatSchemaErrors,
+    // Errors Fastify raises before a route runs (bad URL encoding, overlong path parameters) use the envelope too.
+    frameworkErrors: (error, request, reply) => void sendError(reply, toApiError(error, request)),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
@@ -62,14 +70,16 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
-      { method: request.method, url: request.url, status: reply.statusCode, keyId: request.actor?.apiKeyId, ms: Math.round(reply.elapsedTime) },
+      { method: request.method, url: redactSecrets(request.url), status: reply.statusCode, keyId: request.actor?.apiKeyId, ms: Math.round(reply.elapsedTime) },
       'request',
     );
   });
   if (deps.checkResponses) app.addHook('onSend', checkResponseShape);
 
-  // Every /api/v1 route is documented as needing the bearer key, with the permission it checks.
   app.addHook('onRoute', (route) => {
+    // A route without query parameters still refuses unknown ones (a typo must not be silently ignored).
+    if (!route.schema?.hide && !route.schema?.querystring) route.schema = { ...route.schema, querystring: Closed({}) };
+    // Every /api/v1 route is documented as needing the bearer key, with the permission it checks.
     if (!route.url.startsWith(API_PREFIX) || route.schema?.hide) return;
     const { permission, administers } = route.config ?? {};
     const needs = [permission && `Permission: \`${permission}\`.`, administers && 'Role: system_admin (key holding admin.api_keys).']

@@ -17,8 +17,8 @@ export interface Config {
   bodyLimitBytes: number;
   logLevel: string;
   dbPoolSize: number;
-  /** Take the client address from X-Forwarded-For (behind a load balancer). */
-  trustProxy: boolean;
+  /** Proxies whose X-Forwarded-For is believed: a hop count or a list of addresses/CIDRs; false trusts none. */
+  trustProxy: number | string | false;
 }
 
 export class ConfigError extends Error {}
@@ -34,6 +34,16 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
 function text(env: NodeJS.ProcessEnv, name: string): string | null {
   const raw = env[name]?.trim();
   return raw ? raw : null;
+}
+
+// Never "trust everyone": any client could then pick its own address and escape the per-address limit.
+function trustedProxies(value: string | null): number | string | false {
+  if (!value) return false;
+  if (/^\d+$/.test(value)) return Number(value);
+  if (!/^[0-9A-Fa-f:.\/]+(,\s*[0-9A-Fa-f:.\/]+)*$/.test(value)) {
+    throw new ConfigError('WMS_TRUST_PROXY must be a hop count or a comma-separated list of proxy addresses or CIDRs');
+  }
+  return value;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -61,6 +71,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: integer(env, 'WMS_BODY_LIMIT_BYTES', 1_048_576, 1024),
     logLevel: text(env, 'LOG_LEVEL') ?? 'info',
     dbPoolSize: integer(env, 'WMS_DB_POOL_SIZE', 10, 1),
-    trustProxy: env.WMS_TRUST_PROXY === '1' || env.WMS_TRUST_PROXY === 'true',
+    trustProxy: trustedProxies(text(env, 'WMS_TRUST_PROXY')),
   };
 }

@@ -155,6 +155,38 @@ describe('read and change users', () => {
     assert.equal((await storedUser(id)).role, 'manager');
   });
 
+  test('an empty string or null clears a nullable field (PATCH semantics)', async () => {
+    const created = await call(t.app, 'POST', '/api/v1/admin/users', {
+      key: t.adminKey, body: { name: 'Pat Portal', email: 'pat@example.com', role: 'partner_portal', manufacturer_id: partner, password: 'long enough password' },
+    });
+    const id = created.body.data.id;
+    const patched = await call(t.app, 'PATCH', `/api/v1/admin/users/${id}`, { key: t.adminKey, body: { email: '', role: 'office', manufacturer_id: '' } });
+    assert.equal(patched.status, 200);
+    const stored = await storedUser(id);
+    assert.equal(stored.email, null);
+    assert.equal(stored.manufacturer_id, null);
+    assert.equal(stored.role, 'office');
+    expectError(await call(t.app, 'PATCH', `/api/v1/admin/users/${id}`, { key: t.adminKey, body: { email: 'not an email' } }), 400, 'bad_request');
+  });
+
+  test('the invite token never reaches the log', async () => {
+    const lines: string[] = [];
+    const logged = await startApp({ logStream: { write: (line) => void lines.push(line) } });
+    try {
+      const partnerId = (await call(logged.app, 'POST', '/api/v1/manufacturers', { key: logged.adminKey, body: { code: 'LOGP', name: 'L' } })).body.data.id;
+      const created = await call(logged.app, 'POST', '/api/v1/admin/users', {
+        key: logged.adminKey, body: { name: 'Log', email: 'log@example.com', role: 'consignor', manufacturer_id: partnerId },
+      });
+      const token = /invites\/([^/]+)\/accept/.exec(created.body.data.invite_url)![1]!;
+      await call(logged.app, 'POST', acceptPath(created.body.data.invite_url), { body: { password: 'short' } });
+      await call(logged.app, 'POST', acceptPath(created.body.data.invite_url), { body: { password: 'long enough password' } });
+      assert.ok(lines.some((line) => line.includes('/invites/[token]/accept')));
+      assert.equal(lines.some((line) => line.includes(token)), false);
+    } finally {
+      await logged.close();
+    }
+  });
+
   test('the last active system_admin cannot be deactivated or demoted', async () => {
     const admin = (await call(t.app, 'GET', '/api/v1/me', { key: t.adminKey })).body.data.user.id;
     expectError(await call(t.app, 'POST', `/api/v1/admin/users/${admin}/deactivate`, { key: t.adminKey }), 422, 'invalid_request');

@@ -45,6 +45,7 @@ describe('create', () => {
     expectError(await call(t.app, 'POST', '/api/v1/api-keys', { key: t.adminKey, body: { user_id: officeUser, name: 'p', scopes: ['orders.view'], expires_at: '2001-01-01' } }), 422, 'invalid_request');
     expectError(await call(t.app, 'POST', '/api/v1/api-keys', { key: t.adminKey, body: { user_id: officeUser, name: 'm', scopes: ['orders.view'], expires_at: 'tomorrow' } }), 400, 'bad_request');
     expectError(await call(t.app, 'POST', '/api/v1/api-keys', { key: t.adminKey, body: { user_id: officeUser, name: 'm', scopes: ['orders.view'], expires_at: '2099-02-30' } }), 400, 'bad_request');
+    expectError(await call(t.app, 'POST', '/api/v1/api-keys', { key: t.adminKey, body: { user_id: officeUser, name: 'm', scopes: ['orders.view'], expires_at: '9999-12-31T23:59:59-23:59' } }), 400, 'bad_request');
     assert.equal(await keyCount(), before);
   });
 
@@ -71,6 +72,21 @@ describe('create', () => {
     expectError(await call(t.app, 'DELETE', `/api/v1/api-keys/${admin.key.id}`, { key: manager.key }), 403, 'forbidden');
     const listed = await call(t.app, 'GET', '/api/v1/api-keys?per_page=100', { key: manager.key });
     assert.equal(listed.body.data.some((k: { user_id: string }) => k.user_id === admin.user.id), false);
+  });
+
+  test('promoting a user to system_admin revokes the keys they had (a manager may hold one’s plaintext)', async () => {
+    const manager = await userWithKey(t, 'manager');
+    const target = await userWithKey(t, 'manager', { scopes: ['orders.view'] });
+    const minted = await call(t.app, 'POST', '/api/v1/api-keys', { key: manager.key, body: { user_id: target.userId, name: 'kept copy', scopes: ['admin.api_keys'] } });
+    assert.equal(minted.status, 201);
+    assert.equal((await call(t.app, 'PATCH', `/api/v1/admin/users/${target.userId}`, { key: t.adminKey, body: { role: 'system_admin' } })).status, 200);
+    expectError(await call(t.app, 'GET', '/api/v1/admin/users', { key: minted.body.data.key }), 401, 'unauthorized');
+    expectError(await call(t.app, 'GET', '/api/v1/me', { key: target.key }), 401, 'unauthorized');
+    const live = await t.db.selectFrom('api_keys').select('id').where('user_id', '=', target.userId).where('revoked_at', 'is', null).execute();
+    assert.deepEqual(live, []);
+    const audits = await t.db.selectFrom('history').select('entity_id').where('entity_type', '=', 'api_key').where('action', '=', 'revoked')
+      .where('entity_id', 'in', [target.keyId, minted.body.data.id]).execute();
+    assert.equal(audits.length, 2);
   });
 
   test('without admin.api_keys the route is 403', async () => {

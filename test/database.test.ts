@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { ensureFirstAdmin } from '../src/bootstrap.ts';
 import { connectPGlite, connectPostgres } from '../src/db/connect.ts';
-import { listMigrations, migrate } from '../src/db/migrate.ts';
+import pg from 'pg';
+import { listMigrations, migrate, MIGRATION_LOCK } from '../src/db/migrate.ts';
 import { emit } from '../src/domain/events.ts';
 import { recordHistory } from '../src/domain/history.ts';
 import { sha256 } from '../src/domain/secrets.ts';
@@ -51,11 +52,23 @@ function run(args: string[], env: Record<string, string>, until?: RegExp): Promi
 describe('migrations', () => {
   test('two instances migrating one empty PostgreSQL database at once both succeed, each migration applied once', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
     const empty = await createEmptyServerDatabase();
+    // The test holds the migration lock until both instances wait on it, so that they really start together.
+    const holder = new pg.Client({ connectionString: empty.url });
+    await holder.connect();
     try {
-      const [a, b] = await Promise.all([
+      await holder.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      const both = Promise.all([
         run(['src/cli.ts', 'migrate'], { DATABASE_URL: empty.url }),
         run(['src/cli.ts', 'migrate'], { DATABASE_URL: empty.url }),
       ]);
+      for (let tries = 0, waiting = 0; waiting < 2; tries++) {
+        if (tries > 300) throw new Error('the two instances never queued on the migration lock');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const locks = await holder.query(`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`);
+        waiting = locks.rows[0].n;
+      }
+      await holder.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+      const [a, b] = await both;
       assert.equal(a.code, 0, a.stderr);
       assert.equal(b.code, 0, b.stderr);
       const outputs = [a.stdout.trim(), b.stdout.trim()].sort();
@@ -65,6 +78,7 @@ describe('migrations', () => {
       assert.deepEqual(versions.map((v) => v.version).sort(), listMigrations().map((m) => m.version));
       await database.close();
     } finally {
+      await holder.end();
       await empty.drop();
     }
   });

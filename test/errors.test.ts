@@ -46,6 +46,21 @@ describe('error envelope', () => {
       headers: { authorization: `Bearer ${t.adminKey}`, 'content-type': 'application/json' },
     });
     assert.equal(answer.statusCode, 400);
+    assert.equal(JSON.parse(answer.body).error.code, 'bad_request');
+  });
+
+  test('errors Fastify raises before routing use the envelope: bad percent-encoding, an overlong id', async () => {
+    for (const url of ['/api/v1/manufacturers/%zz', `/api/v1/manufacturers/${'a'.repeat(150)}`]) {
+      expectError(await call(t.app, 'GET', url, { key: t.adminKey }), 400, 'bad_request');
+    }
+  });
+
+  test('blank names are 400 and write nothing', async () => {
+    const before = await manufacturerCount();
+    const answer = await call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, body: { code: 'BLANK', name: '   ' } });
+    expectError(answer, 400, 'bad_request');
+    assert.match(answer.body.error.message, /body\/name/);
+    assert.equal(await manufacturerCount(), before);
   });
 
   test('schema violations are 400 and name the failing field', async () => {
@@ -66,9 +81,11 @@ describe('error envelope', () => {
     assert.equal(await manufacturerCount(), before);
   });
 
-  test('a NUL character, which PostgreSQL text cannot hold, is 400 and writes nothing', async () => {
+  test('a NUL character, which PostgreSQL text cannot hold, is 400 naming the field and writes nothing', async () => {
     const before = await manufacturerCount();
-    expectError(await call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, body: { code: 'NUL', name: 'a\u0000b' } }), 400, 'bad_request');
+    const answer = await call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, body: { code: 'NUL', name: 'a\u0000b' } });
+    expectError(answer, 400, 'bad_request');
+    assert.match(answer.body.error.message, /body\/name/);
     assert.equal(await manufacturerCount(), before);
   });
 
@@ -148,6 +165,18 @@ describe('pagination', () => {
     for (const query of ['page=0', 'page=-1', 'per_page=0', 'per_page=abc', 'page=1.5']) {
       expectError(await call(t.app, 'GET', `/api/v1/manufacturers?${query}`, { key: t.adminKey }), 400, 'bad_request');
     }
+  });
+
+  test('a page beyond any real list is 400, not a database error', async () => {
+    expectError(await call(t.app, 'GET', '/api/v1/manufacturers?page=1000000000000000000', { key: t.adminKey }), 400, 'bad_request');
+    const last = await call(t.app, 'GET', '/api/v1/manufacturers?page=10000000', { key: t.adminKey });
+    assert.equal(last.status, 200);
+    assert.deepEqual(last.body.data, []);
+  });
+
+  test('a route without query parameters refuses unknown ones', async () => {
+    expectError(await call(t.app, 'GET', '/api/v1/me?verbose=1', { key: t.adminKey }), 400, 'bad_request');
+    expectError(await call(t.app, 'POST', '/api/v1/manufacturers?dry_run=1', { key: t.adminKey, body: { code: 'QS', name: 'x' } }), 400, 'bad_request');
   });
 
   test('an unknown query parameter is 400', async () => {

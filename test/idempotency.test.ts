@@ -78,6 +78,38 @@ describe('Idempotency-Key', () => {
     assert.ok(answers.every((a) => a.status === 201 || (a.status === 409 && a.body.error.code === 'conflict')));
   });
 
+  test('the same request in another key order is the same request', async () => {
+    const headers = { 'idempotency-key': 'reordered' };
+    const first = await call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, headers, body: { code: 'IDEM8', name: 'R' } });
+    const again = await call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, headers, body: { name: 'R', code: 'IDEM8' } });
+    assert.equal(again.status, 201);
+    assert.deepEqual(again.body, first.body);
+  });
+
+  test('a secret shown once is neither stored nor replayed', async () => {
+    const { userId } = await userWithKey(t, 'office');
+    const headers = { 'idempotency-key': 'mint-key' };
+    const body = { user_id: userId, name: 'once', scopes: ['orders.view'] };
+    const first = await call(t.app, 'POST', '/api/v1/api-keys', { key: t.adminKey, headers, body });
+    assert.equal(first.status, 201);
+    const plaintext: string = first.body.data.key;
+    const stored = await t.db.selectFrom('idempotency_keys').select('response_body').where('idempotency_key', '=', 'mint-key').executeTakeFirstOrThrow();
+    assert.equal(stored.response_body!.includes(plaintext), false);
+    const replay = await call(t.app, 'POST', '/api/v1/api-keys', { key: t.adminKey, headers, body });
+    assert.equal(replay.status, 201);
+    assert.deepEqual(replay.body, { data: { id: first.body.data.id } });
+    assert.equal((await t.db.selectFrom('api_keys').select('id').where('name', '=', 'once').execute()).length, 1);
+
+    const invite = { 'idempotency-key': 'invite-once' };
+    const partner = (await call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, body: { code: 'IDEMINV', name: 'P' } })).body.data.id;
+    const consignor = { name: 'C', email: 'idem-consignor@example.com', role: 'consignor', manufacturer_id: partner };
+    const created = await call(t.app, 'POST', '/api/v1/admin/users', { key: t.adminKey, headers: invite, body: consignor });
+    assert.ok(created.body.data.invite_url);
+    const replayed = await call(t.app, 'POST', '/api/v1/admin/users', { key: t.adminKey, headers: invite, body: consignor });
+    assert.equal(replayed.body.data.id, created.body.data.id);
+    assert.equal('invite_url' in replayed.body.data, false);
+  });
+
   test('a malformed Idempotency-Key is 400', async () => {
     expectError(await call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, headers: { 'idempotency-key': 'x'.repeat(300) }, body: { code: 'IDEM7', name: 'A' } }), 400, 'bad_request');
     assert.equal(await partnersWithCode('IDEM7'), 0);

@@ -51,11 +51,10 @@ describe('manufacturers', () => {
     expectError(await call(t.app, 'GET', '/api/v1/manufacturers?is_active=maybe', { key: t.adminKey }), 400, 'bad_request');
   });
 
-  test('a scoped key cannot create a partner (403) nor change another (404)', async () => {
+  test('a consignor key can neither create nor change partners (consignors lack manufacturers.edit)', async () => {
     const own = await createManufacturer(t, 'OWNP');
     const other = await createManufacturer(t, 'OTHERP');
     const consignor = await userWithKey(t, 'consignor', { manufacturerId: own });
-    // Consignors do not hold manufacturers.edit; a manager-scoped edit key of a scoped user cannot exist either.
     expectError(await call(t.app, 'POST', '/api/v1/manufacturers', { key: consignor.key, body: { code: 'NEWP', name: 'x' } }), 403, 'forbidden');
     expectError(await call(t.app, 'PATCH', `/api/v1/manufacturers/${other}`, { key: consignor.key, body: { name: 'x' } }), 403, 'forbidden');
     expectError(await call(t.app, 'PATCH', '/api/v1/manufacturers/00000000-0000-4000-8000-000000000000', { key: t.adminKey, body: { name: 'x' } }), 404, 'not_found');

@@ -6,7 +6,7 @@ import type { DB } from './schema.ts';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 // Any fixed number works; it only has to be the same in every instance of this service.
-const MIGRATION_LOCK = 4_711_001;
+export const MIGRATION_LOCK = 4_711_001;
 
 export interface Migration {
   version: string;

@@ -45,7 +45,7 @@ export function translateDatabaseError(error: unknown): ApiError | null {
   if (code === '23503') return invalidRequest('a referenced record does not exist');
   if (code === '23514' || code === '23502') return invalidRequest('the values break a rule of the record');
   // invalid text representation, numeric or string out of range, bad datetime, NUL or untranslatable characters
-  if (['22P02', '22003', '22001', '22007', '22008', '22021', '22P05'].includes(code)) return badRequest('a value is out of range or malformed');
+  if (['22P02', '22003', '22001', '22007', '22008', '22009', '22021', '22P05'].includes(code)) return badRequest('a value is out of range or malformed');
   return null;
 }
 
@@ -73,7 +73,8 @@ export function toApiError(error: FastifyError | Error, request: FastifyRequest)
       return badRequest('request body is empty but Content-Type is application/json');
   }
   const status = fastifyError.statusCode;
-  if (status === 400) return badRequest(error instanceof SyntaxError ? 'malformed JSON body' : fastifyError.message);
+  // 414 is Fastify's answer to an overlong path parameter: for the client that is a malformed id.
+  if (status === 400 || status === 414) return badRequest(error instanceof SyntaxError ? 'malformed JSON body' : fastifyError.message);
   if (status && status >= 400 && status < 500) {
     return new ApiError(status, status === 404 ? 'not_found' : 'bad_request', fastifyError.message);
   }

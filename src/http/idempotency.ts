@@ -11,13 +11,34 @@ declare module 'fastify' {
     /** Set while this request owns an Idempotency-Key record that its response must complete. */
     idempotencyClaim: { apiKeyId: string; key: string } | null;
   }
+  interface FastifyContextConfig {
+    /** Keys of `data` holding a secret shown once (a new API key, an invite link): never stored, absent on replay. */
+    secretFields?: string[];
+  }
 }
 
 const REPLAY_WINDOW = sql`interval '24 hours'`;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
-function requestHash(request: FastifyRequest): string {
-  return sha256(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`);
+/** JSON with object keys sorted, so that the same request written in another key order is the same request. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+function requestFingerprint(request: FastifyRequest): string {
+  const { params, query, body } = request;
+  return sha256(`${request.method} ${request.routeOptions.url}\n${canonicalJson({ params, query, body })}`);
+}
+
+function withoutSecrets(payload: string, fields: string[] | undefined): string {
+  if (!fields?.length) return payload;
+  const parsed = JSON.parse(payload) as { data?: Record<string, unknown> };
+  for (const field of fields) if (parsed.data && typeof parsed.data === 'object') delete parsed.data[field];
+  return JSON.stringify(parsed);
 }
 
 export function registerIdempotency(app: FastifyInstance, db: Kysely<DB>): void {
@@ -28,7 +49,7 @@ export function registerIdempotency(app: FastifyInstance, db: Kysely<DB>): void 
       throw badRequest('Idempotency-Key must be 1 to 255 visible ASCII characters');
     }
     const apiKeyId = request.actor.apiKeyId;
-    const hash = requestHash(request);
+    const hash = requestFingerprint(request);
     // Claim the key, or take it over when its earlier use is older than the replay window.
     const claimed = await db
       .insertInto('idempotency_keys')
@@ -65,14 +86,17 @@ export function registerIdempotency(app: FastifyInstance, db: Kysely<DB>): void 
     const claim = request.idempotencyClaim;
     if (!claim) return payload;
     request.idempotencyClaim = null;
-    const row = db.updateTable('idempotency_keys').where('api_key_id', '=', claim.apiKeyId).where('idempotency_key', '=', claim.key);
     try {
       if (reply.statusCode >= 500) {
         // A failure is not a result: the client may try the same key again.
         await db.deleteFrom('idempotency_keys').where('api_key_id', '=', claim.apiKeyId).where('idempotency_key', '=', claim.key).execute();
       } else {
-        await row
-          .set({ status_code: reply.statusCode, response_body: typeof payload === 'string' ? payload : null, completed_at: sql`now()` })
+        const body = typeof payload === 'string' && payload ? withoutSecrets(payload, request.routeOptions.config.secretFields) : null;
+        await db
+          .updateTable('idempotency_keys')
+          .set({ status_code: reply.statusCode, response_body: body, completed_at: sql`now()` })
+          .where('api_key_id', '=', claim.apiKeyId)
+          .where('idempotency_key', '=', claim.key)
           .execute();
       }
     } catch (error) {

@@ -15,9 +15,18 @@ export function Nullable<T extends TSchema>(schema: T) {
   return Type.Unsafe<Static<T> | null>({ ...schema, nullable: true });
 }
 
+// PostgreSQL text cannot hold NUL; refusing it in the schema names the field instead of failing in the database.
+const NO_NUL = '^[^\\u0000]*$';
+const NOT_BLANK = '^(?=[\\s\\S]*\\S)[^\\u0000]*$';
+
 /** A bounded string: no field accepts unbounded text. */
 export function Text(maxLength = 200, options: { minLength?: number; description?: string; pattern?: string; format?: string } = {}) {
-  return Type.String({ maxLength, ...options });
+  return Type.String({ maxLength, pattern: NO_NUL, ...options });
+}
+
+/** A required name or label: bounded and not blank (stored trimmed). */
+export function Label(maxLength = 200, options: { description?: string } = {}) {
+  return Type.String({ minLength: 1, maxLength, pattern: NOT_BLANK, ...options });
 }
 
 export const IdParams = Closed({ id: Uuid });

@@ -21,7 +21,7 @@ export async function adminRoutes(app: App, { db, config }: ModuleDeps) {
   });
 
   app.post('/admin/users', {
-    config: administers,
+    config: { ...administers, secretFields: ['invite_url'] },
     schema: { tags, summary: 'Create a user (a consignor by invite)', body: CreateUser, response: responses({ 201: DataEnvelope(User) }) },
   }, async (request, reply) => reply.code(201).send({ data: await createUser(db, actorOf(request), request.body, config.publicUrl) }));
 
@@ -55,7 +55,7 @@ export async function adminRoutes(app: App, { db, config }: ModuleDeps) {
   });
 
   app.post('/admin/users/:id/invite', {
-    config: administers,
+    config: { ...administers, secretFields: ['invite_url'] },
     schema: { tags, summary: 'Issue a new invite to a consignor who has not set a password', params: IdParams, response: responses({ 200: DataEnvelope(User) }) },
   }, async (request) => ({ data: await reissueInvite(db, actorOf(request), request.params.id, config.publicUrl) }));
 

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { pageParams } from '../../http/pagination.ts';
-import { Closed, Nullable, Text, Timestamp, Uuid } from '../../http/schemas.ts';
+import { Closed, Label, Nullable, Text, Timestamp, Uuid } from '../../http/schemas.ts';
 import { PERMISSIONS, ROLES } from '../../domain/roles.ts';
 
 export const User = Closed({
@@ -16,10 +16,10 @@ export const User = Closed({
   deactivated_at: Nullable(Timestamp),
   created_at: Timestamp,
   updated_at: Timestamp,
-  invite_url: Type.Optional(Type.String({ description: 'Consignor create and invite re-issue only: where the consignor sets a password (POST {password}). Shown once.' })),
+  invite_url: Type.Optional(Type.String({ description: 'Consignor create and invite re-issue only: where the consignor sets a password (POST {password}). Shown once; absent on an idempotent replay.' })),
 });
 
-const Name = Text(200, { minLength: 1 });
+const Name = Label(200);
 const Email = Text(254, { format: 'email' });
 const Password = Text(200, { minLength: 12, description: 'At least 12 characters.' });
 
@@ -31,11 +31,16 @@ export const CreateUser = Closed({
   password: Type.Optional(Password),
 }, { description: 'consignor: manufacturer_id required, no password (the response carries invite_url). partner_portal: manufacturer_id and password. Other roles: password, no manufacturer_id.' });
 
+// PATCH semantics of the spec: an empty string (or null) clears a nullable field.
+const EmailOrEmpty = Type.String({ maxLength: 254, pattern: '^(|[^\\s@]+@[^\\s@]+\\.[^\\s@]+)$', description: 'An email address; empty clears it.' });
+const UuidOrEmpty = Type.String({
+  pattern: '^(|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$', description: 'A supply partner id; empty clears it.',
+});
 export const UpdateUser = Closed({
   name: Type.Optional(Name),
-  email: Type.Optional(Email),
+  email: Type.Optional(Nullable(EmailOrEmpty)),
   role: Type.Optional(Type.Enum(ROLES)),
-  manufacturer_id: Type.Optional(Nullable(Uuid)),
+  manufacturer_id: Type.Optional(Nullable(UuidOrEmpty)),
   password: Type.Optional(Password),
 });
 

@@ -119,9 +119,26 @@ async function lockUser(tx: Transaction<DB>, id: string): Promise<UserRow> {
   return row;
 }
 
+/**
+ * A user promoted to administrator loses the keys they had: a manager may have minted one of them (and kept its
+ * plaintext), and it would otherwise become an administrator's key. The administrator issues fresh keys.
+ */
+async function revokeKeysOnPromotion(tx: Transaction<DB>, author: Author, user: UserRow): Promise<void> {
+  const revoked = await tx
+    .updateTable('api_keys')
+    .set({ revoked_at: new Date() })
+    .where('user_id', '=', user.id)
+    .where('revoked_at', 'is', null)
+    .returning(['id', 'revoked_at'])
+    .execute();
+  for (const key of revoked) {
+    await recordHistory(tx, author, { entityType: 'api_key', entityId: key.id, action: 'revoked', manufacturerId: user.manufacturer_id, after: { ...key, reason: 'user promoted to system_admin' } });
+  }
+}
+
 export interface UserChanges {
   name?: string;
-  email?: string;
+  email?: string | null;
   role?: Role;
   manufacturer_id?: string | null;
   password?: string;
@@ -132,7 +149,8 @@ export async function updateUser(db: Kysely<DB>, author: Author, id: string, cha
   return inTransaction(db, async (tx) => {
     const before = await lockUser(tx, id);
     const role = changes.role ?? (before.role as Role);
-    const manufacturerId = changes.manufacturer_id !== undefined ? changes.manufacturer_id : before.manufacturer_id;
+    // PATCH semantics: an empty string clears a nullable field.
+    const manufacturerId = changes.manufacturer_id !== undefined ? changes.manufacturer_id || null : before.manufacturer_id;
     await checkRoleAssignment(tx, role, manufacturerId);
     if (passwordHash && role === 'consignor') throw invalidRequest('a consignor sets their own password through the invite');
     if (before.role === 'system_admin' && role !== 'system_admin' && before.is_active) await keepOneAdministrator(tx, id);
@@ -140,7 +158,7 @@ export async function updateUser(db: Kysely<DB>, author: Author, id: string, cha
       .updateTable('users')
       .set({
         ...(changes.name !== undefined && { name: changes.name.trim() }),
-        ...(changes.email !== undefined && { email: changes.email.trim().toLowerCase() }),
+        ...(changes.email !== undefined && { email: changes.email ? changes.email.trim().toLowerCase() : null }),
         role,
         manufacturer_id: manufacturerId,
         ...(passwordHash && { password_hash: passwordHash }),
@@ -149,6 +167,7 @@ export async function updateUser(db: Kysely<DB>, author: Author, id: string, cha
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow();
+    if (role === 'system_admin' && before.role !== 'system_admin') await revokeKeysOnPromotion(tx, author, after);
     const user = serializeUser(after);
     await recordHistory(tx, author, {
       entityType: 'user', entityId: id, action: 'updated', manufacturerId: after.manufacturer_id, before: serializeUser(before), after: user,

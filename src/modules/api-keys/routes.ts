@@ -10,10 +10,10 @@ const config = { permission: 'admin.api_keys' } as const;
 
 export async function apiKeyRoutes(app: App, { db }: ModuleDeps) {
   app.post('/api-keys', {
-    config,
+    config: { ...config, secretFields: ['key'] },
     schema: {
       tags, summary: 'Create an API key for a user',
-      description: 'Scopes must lie within the caller\'s permissions (else 403) and the user\'s role (else 422). The plaintext key is returned once.',
+      description: 'Scopes must lie within the caller\'s permissions (else 403) and the user\'s role (else 422). The plaintext key is returned once: an Idempotency-Key replay answers without it.',
       body: CreateApiKey, response: responses({ 201: DataEnvelope(CreatedApiKey) }),
     },
   }, async (request, reply) => reply.code(201).send({ data: await createApiKey(db, actorOf(request), request.body) }));

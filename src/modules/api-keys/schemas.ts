@@ -1,16 +1,16 @@
 import { Type } from 'typebox';
 import { pageParams } from '../../http/pagination.ts';
-import { Closed, Nullable, Text, Timestamp, Uuid } from '../../http/schemas.ts';
+import { Closed, Label, Nullable, Text, Timestamp, Uuid } from '../../http/schemas.ts';
 import { PERMISSIONS } from '../../domain/roles.ts';
 
 export const CreateApiKey = Closed({
   user_id: Uuid,
-  name: Text(100, { minLength: 1 }),
+  name: Label(100),
   scopes: Type.Array(Type.Enum(PERMISSIONS), { minItems: 1, maxItems: PERMISSIONS.length, uniqueItems: true }),
   expires_at: Type.Optional(Text(40, { description: 'RFC 3339 date-time, or YYYY-MM-DD (the key stops at 00:00 UTC of that day).' })),
 });
 
-export const CreatedApiKey = Closed({ id: Uuid, key: Type.String({ description: 'The plaintext key, shown this once.' }) });
+export const CreatedApiKey = Closed({ id: Uuid, key: Type.Optional(Type.String({ description: 'The plaintext key, shown this once (absent on an idempotent replay).' })) });
 
 export const ApiKey = Closed({
   id: Uuid,

@@ -10,6 +10,7 @@ import { badRequest, forbidden, invalidRequest, notFound } from '../../http/erro
 import type { Page } from '../../http/pagination.ts';
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const LAST_EXPIRY = Date.UTC(9999, 11, 31);
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
 /** True when YYYY-MM-DD at the start of `value` is a real calendar day (Date would roll 02-30 over to March). */
@@ -26,6 +27,7 @@ function parseExpiry(value: string | undefined): Date | null {
   if (!(dateOnly || DATE_TIME.test(value)) || !isCalendarDay(value) || Number.isNaN(at.getTime())) {
     throw badRequest('body/expires_at must be an RFC 3339 date-time or YYYY-MM-DD');
   }
+  if (at.getTime() >= LAST_EXPIRY) throw badRequest('body/expires_at must be before 9999-12-31');
   if (at.getTime() <= Date.now()) throw invalidRequest('expires_at is in the past');
   return at;
 }

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { pageParams } from '../../http/pagination.ts';
-import { Closed, Text, Timestamp, Uuid } from '../../http/schemas.ts';
+import { Closed, Label, Text, Timestamp, Uuid } from '../../http/schemas.ts';
 
 export const Manufacturer = Closed({
   id: Uuid,
@@ -12,7 +12,7 @@ export const Manufacturer = Closed({
 }, { description: 'Supply partner (consignor) whose stock the warehouse holds.' });
 
 const Code = Text(32, { minLength: 1, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', description: 'Unique; stored uppercase.' });
-const Name = Text(200, { minLength: 1 });
+const Name = Label(200);
 
 export const CreateManufacturer = Closed({ code: Code, name: Name });
 export const UpdateManufacturer = Closed({ code: Type.Optional(Code), name: Type.Optional(Name), is_active: Type.Optional(Type.Boolean()) });

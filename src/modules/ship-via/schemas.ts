@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Closed, Nullable, Text, Uuid } from '../../http/schemas.ts';
+import { Closed, Label, Nullable, Text, Uuid } from '../../http/schemas.ts';
 
 export const SHIP_VIA_MODES = ['parcel', 'ltl', 'will_call'] as const;
 
@@ -14,7 +14,7 @@ export const ShipVia = Closed({
 
 export const CreateShipVia = Closed({
   code: Text(32, { minLength: 1, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', description: 'Unique; stored uppercase.' }),
-  description: Text(200, { minLength: 1 }),
+  description: Label(200),
   carrier_name: Type.Optional(Nullable(Text(120))),
   mode: Type.Enum(SHIP_VIA_MODES),
   is_active: Type.Optional(Type.Boolean()),

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { pageParams } from '../../http/pagination.ts';
-import { Closed, Text, Timestamp, Uuid } from '../../http/schemas.ts';
+import { Closed, Label, Text, Timestamp, Uuid } from '../../http/schemas.ts';
 
 export const Warehouse = Closed({
   id: Uuid,
@@ -13,7 +13,7 @@ export const Warehouse = Closed({
 
 export const CreateWarehouse = Closed({
   code: Text(32, { minLength: 1, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', description: 'Unique; stored uppercase.' }),
-  name: Text(200, { minLength: 1 }),
+  name: Label(200),
 });
 
 export const DEFAULT_PER_PAGE = 50;
