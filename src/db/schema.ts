@@ -59,7 +59,7 @@ export interface LocationsTable {
   shelf: string | null;
   bin: string | null;
   location_code: string;
-  location_type: Generated<string>;
+  location_type: Generated<'storage' | 'staging' | 'receiving' | 'shipping' | 'quarantine'>;
   capacity: number | null;
   is_active: Generated<boolean>;
   created_at: CreatedAt;
@@ -116,7 +116,94 @@ export interface SchemaMigrationsTable {
   applied_at: CreatedAt;
 }
 
+type Numeric = number | null;
+
+export interface ItemsTable {
+  id: Generated<string>;
+  manufacturer_id: string;
+  item_number_display: string;
+  item_number_normalized: string;
+  description: string;
+  description_extended: string | null;
+  category: string | null;
+  selling_uom: Generated<string>;
+  purchase_uom: string | null;
+  conversion_factor: Numeric;
+  unit_weight: Numeric;
+  cubes: Numeric;
+  warehouse_location: string | null;
+  price_1: Numeric;
+  price_2: Numeric;
+  price_3: Numeric;
+  average_cost: Numeric;
+  last_cost: Numeric;
+  qty_on_hand: Generated<number>;
+  qty_committed: Generated<number>;
+  qty_available: ColumnType<number, never, never>;
+  qty_on_order: Generated<number>;
+  qty_on_backorder: Generated<number>;
+  ytd_returns: Generated<number>;
+  reorder_level: Generated<number>;
+  min_reorder_qty: Generated<number>;
+  economic_order_qty: Generated<number>;
+  lead_time_days: Generated<number>;
+  backorder_control: Generated<boolean>;
+  serial_tracking: Generated<boolean>;
+  status: Generated<'active' | 'inactive' | 'discontinued'>;
+  superseded_by: string | null;
+  date_last_ordered: Date | string | null;
+  date_last_received: Date | string | null;
+  date_last_movement: Date | string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface ItemAliasesTable {
+  id: Generated<string>;
+  item_id: string;
+  manufacturer_id: string;
+  alias: string;
+  alias_normalized: string;
+  created_at: CreatedAt;
+}
+
+export interface ItemLocationsTable {
+  id: Generated<string>;
+  item_id: string;
+  location_id: string;
+  qty_on_hand: number;
+  inventory_status: 'available' | 'quarantine';
+  is_primary: Generated<boolean>;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export type MovementType = 'receipt' | 'shipment' | 'adjustment' | 'transfer' | 'return' | 'cycle_count_correction';
+
+export interface InventoryMovementsTable {
+  id: Generated<string>;
+  seq: Generated<number>;
+  item_id: string;
+  manufacturer_id: string;
+  location_id: string | null;
+  movement_type: MovementType;
+  quantity: number;
+  balance_after: number;
+  reason: string;
+  reference_type: string;
+  reference_id: string;
+  cycle_count_batch_id: string | null;
+  performed_by: string | null;
+  performed_by_name: string;
+  api_key_id: string | null;
+  performed_at: CreatedAt;
+}
+
 export interface DB {
+  items: ItemsTable;
+  item_aliases: ItemAliasesTable;
+  item_locations: ItemLocationsTable;
+  inventory_movements: InventoryMovementsTable;
   manufacturers: ManufacturersTable;
   users: UsersTable;
   api_keys: ApiKeysTable;
