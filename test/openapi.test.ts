@@ -27,6 +27,9 @@ test('documents every route the app serves, each with responses, and a body sche
     'post /api/v1/api-keys', 'get /api/v1/api-keys', 'delete /api/v1/api-keys/{id}',
     'get /api/v1/manufacturers', 'post /api/v1/manufacturers', 'get /api/v1/manufacturers/{id}', 'patch /api/v1/manufacturers/{id}',
     'get /api/v1/warehouses', 'post /api/v1/warehouses', 'get /api/v1/ship-via', 'post /api/v1/ship-via',
+    'get /api/v1/items', 'post /api/v1/items', 'get /api/v1/items/search', 'get /api/v1/items/{id}', 'patch /api/v1/items/{id}',
+    'post /api/v1/items/{id}/discontinue', 'post /api/v1/items/{id}/reactivate', 'get /api/v1/items/{id}/locations',
+    'get /api/v1/items/{id}/aliases', 'post /api/v1/items/{id}/aliases', 'delete /api/v1/items/{id}/aliases/{aliasId}',
   ];
   const documented = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods as object).map((m) => `${m} ${path}`));
   assert.deepEqual([...documented].sort(), [...expected].sort());

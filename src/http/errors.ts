@@ -30,6 +30,8 @@ const UNIQUE_VIOLATIONS: Record<string, () => ApiError> = {
   warehouses_code_key: () => conflict('a warehouse with this code already exists'),
   locations_location_code_key: () => conflict('a location with this code already exists'),
   ship_via_code_key: () => conflict('a ship-via code with this code already exists'),
+  items_manufacturer_number_key: () => new ApiError(409, 'duplicate_item_number', 'this supply partner already has an item with this number'),
+  item_aliases_manufacturer_alias_key: () => conflict('this supply partner already has an item with this alias'),
 };
 
 interface PgError {

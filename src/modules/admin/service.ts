@@ -1,5 +1,6 @@
 // Users: warehouse staff with passwords, consignors by invite, and the guard that keeps one administrator active.
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { containsPattern } from '../../db/like.ts';
 import type { DB, UsersTable } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory, type Author } from '../../domain/history.ts';
@@ -26,7 +27,7 @@ export async function listUsers(db: Kysely<DB>, filter: UserFilter, page: Page) 
   if (filter.manufacturer) query = query.where('manufacturer_id', '=', filter.manufacturer);
   if (filter.status) query = query.where('is_active', '=', filter.status === 'active');
   if (filter.q) {
-    const pattern = `%${filter.q.replace(/[\\%_]/g, '\\$&')}%`;
+    const pattern = containsPattern(filter.q);
     query = query.where((eb) => eb.or([eb('name', 'ilike', pattern), eb('email', 'ilike', pattern)]));
   }
   const [rows, total] = await Promise.all([

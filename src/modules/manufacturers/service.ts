@@ -1,5 +1,6 @@
 // Supply partners: the reference list every partner-owned record points to.
 import type { Kysely } from 'kysely';
+import { containsPattern } from '../../db/like.ts';
 import type { DB, ManufacturersTable } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory } from '../../domain/history.ts';
@@ -13,7 +14,7 @@ export type ManufacturerRow = Selectable<ManufacturersTable>;
 export async function listManufacturers(db: Kysely<DB>, actor: Actor, filter: { q?: string; is_active?: boolean }, page: Page) {
   let query = inPartnerScope(db.selectFrom('manufacturers'), actor, 'manufacturers.id');
   if (filter.q) {
-    const pattern = `%${filter.q.replace(/[\\%_]/g, '\\$&')}%`;
+    const pattern = containsPattern(filter.q);
     query = query.where((eb) => eb.or([eb('code', 'ilike', pattern), eb('name', 'ilike', pattern)]));
   }
   if (filter.is_active !== undefined) query = query.where('is_active', '=', filter.is_active);

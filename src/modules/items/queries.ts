@@ -1,0 +1,152 @@
+// The item list (filters, sorts, q) and the item search, in SQL that the indexes of migration 0003 serve.
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import { containsPattern, prefixPattern } from '../../db/like.ts';
+import type { DB } from '../../db/schema.ts';
+import { inPartnerScope, type Actor } from '../../http/auth.ts';
+import type { Page } from '../../http/pagination.ts';
+import type { ITEM_FILTERS, ITEM_STATUSES, MOVEMENT_WINDOWS, VELOCITIES } from './schemas.ts';
+import { LIST_COLUMNS, type ListRow } from './serialize.ts';
+
+/** Uppercase, dashes and spaces removed: how item numbers and aliases are matched. */
+export function normalizeItemNumber(value: string): string {
+  return value.toUpperCase().replace(/[-\s]/g, '');
+}
+
+export interface ItemFilter {
+  manufacturer?: string;
+  status?: (typeof ITEM_STATUSES)[number][];
+  filter?: (typeof ITEM_FILTERS)[number][];
+  category?: string[];
+  location?: string[];
+  uom?: string[];
+  movement?: (typeof MOVEMENT_WINDOWS)[number];
+  velocity?: (typeof VELOCITIES)[number];
+  sort?: string;
+  q?: string;
+}
+
+/** Velocity buckets over outbound units shipped in the last 365 days (docs/decisions.md). */
+export const FAST_MOVER_UNITS = 52;
+
+type ItemsEb = ExpressionBuilder<DB & { i: DB['items'] }, 'i'>;
+
+const STOCK_FILTERS: Record<(typeof ITEM_FILTERS)[number], (eb: ItemsEb) => Expression<SqlBool>> = {
+  negative: (eb) => eb('i.qty_on_hand', '<', 0),
+  oversold: (eb) => eb('i.qty_available', '<', 0),
+  out_of_stock: (eb) => eb('i.qty_on_hand', '=', 0),
+  below_reorder: (eb) => eb.and([eb('i.reorder_level', '>', 0), eb('i.qty_available', '<', eb.ref('i.reorder_level'))]),
+  missing_price: (eb) => eb('i.price_1', 'is', null),
+};
+
+const shippedLastYear = sql<number>`(select coalesce(sum(-m.quantity), 0) from inventory_movements m
+  where m.item_id = i.id and m.movement_type = 'shipment' and m.performed_at >= now() - interval '365 days')`;
+
+function filteredItems(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
+  let query = inPartnerScope(db.selectFrom('items as i'), actor, 'i.manufacturer_id');
+  if (!actor.manufacturerId && f.manufacturer) query = query.where('i.manufacturer_id', '=', f.manufacturer);
+  query = query.where('i.status', 'in', f.status?.length ? f.status : ['active']);
+  if (f.filter?.length) query = query.where((eb) => eb.or(f.filter!.map((name) => STOCK_FILTERS[name](eb))));
+  if (f.category?.length) query = query.where('i.category', 'in', f.category);
+  if (f.location?.length) query = query.where('i.warehouse_location', 'in', f.location);
+  if (f.uom?.length) query = query.where('i.selling_uom', 'in', f.uom);
+  if (f.movement) {
+    const days = Number.parseInt(f.movement, 10);
+    query = query.where((eb) => eb.or([
+      eb('i.date_last_movement', 'is', null),
+      eb('i.date_last_movement', '<', sql<Date>`now() - make_interval(days => ${days})`),
+    ]));
+  }
+  if (f.velocity === 'fast') query = query.where(shippedLastYear, '>=', FAST_MOVER_UNITS);
+  if (f.velocity === 'slow') query = query.where(shippedLastYear, '>', 0).where(shippedLastYear, '<', FAST_MOVER_UNITS);
+  if (f.velocity === 'dead') query = query.where(shippedLastYear, '=', 0);
+  if (f.q?.trim()) {
+    const text = f.q.trim();
+    const number = normalizeItemNumber(text);
+    query = query.where((eb) => eb.or([
+      eb('i.description', 'ilike', containsPattern(text)),
+      ...(number
+        ? [
+            eb('i.item_number_normalized', 'like', containsPattern(number)),
+            eb.exists(eb.selectFrom('item_aliases as a').select('a.id').whereRef('a.item_id', '=', 'i.id')
+              .where('a.alias_normalized', 'like', containsPattern(number))),
+          ]
+        : []),
+    ]));
+  }
+  return query;
+}
+
+/** Sorts of the spec; an unknown value falls back to item_number. */
+const SORTS: Record<string, [string, 'asc' | 'desc' | 'desc nulls last'][]> = {
+  item_number: [['i.item_number_normalized', 'asc']],
+  mfg_code: [['m.code', 'asc'], ['i.item_number_normalized', 'asc']],
+  description: [['i.description', 'asc']],
+  on_hand_asc: [['i.qty_on_hand', 'asc']],
+  on_hand_desc: [['i.qty_on_hand', 'desc']],
+  available_asc: [['i.qty_available', 'asc']],
+  last_movement_desc: [['i.date_last_movement', 'desc nulls last']],
+};
+export const DEFAULT_SORT = 'item_number';
+
+export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page) {
+  const order = SORTS[f.sort ?? DEFAULT_SORT] ?? SORTS[DEFAULT_SORT]!;
+  let rows = filteredItems(db, actor, f)
+    .innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id')
+    .select(LIST_COLUMNS.map((c) => `i.${c}` as const))
+    .select(['m.code as manufacturer_code', 'm.name as manufacturer_name']);
+  for (const [column, direction] of order) rows = rows.orderBy(sql.raw(`${column} ${direction}`));
+  const [data, total] = await Promise.all([
+    rows.orderBy('i.id').limit(page.perPage).offset(page.offset).execute(),
+    filteredItems(db, actor, f).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows: data, total: total.count };
+}
+
+export type SearchHit = ListRow & {
+  manufacturer_code: string;
+  manufacturer_name: string;
+  alias: string | null;
+  score: number;
+  match_type: 'exact' | 'prefix' | 'fuzzy';
+};
+
+export const SEARCH_LIMIT = 20;
+
+/**
+ * Up to 20 items: exact normalized matches (1.0), prefixes (0.95), substrings (0.75), then trigram look-alikes
+ * (their similarity), over item numbers and aliases; each item once, with its best match.
+ */
+export async function searchItems(db: Kysely<DB>, actor: Actor, q: string, manufacturer?: string): Promise<SearchHit[]> {
+  const n = normalizeItemNumber(q);
+  const partner = actor.manufacturerId ?? manufacturer ?? null;
+  const scope = (column: string) => (partner ? sql`and ${sql.ref(column)} = ${partner}` : sql``);
+  const branches = [
+    sql`(select i.id as item_id, null::text as alias, 1.0::float8 as score, 'exact' as match_type from items i
+          where i.item_number_normalized = ${n} ${scope('i.manufacturer_id')} limit ${SEARCH_LIMIT})`,
+    sql`(select a.item_id, a.alias, 1.0::float8, 'exact' from item_aliases a
+          where a.alias_normalized = ${n} ${scope('a.manufacturer_id')} limit ${SEARCH_LIMIT})`,
+    sql`(select i.id, null, 0.95::float8, 'prefix' from items i
+          where i.item_number_normalized like ${prefixPattern(n)} ${scope('i.manufacturer_id')} order by i.item_number_normalized limit ${SEARCH_LIMIT})`,
+    sql`(select a.item_id, a.alias, 0.95::float8, 'prefix' from item_aliases a
+          where a.alias_normalized like ${prefixPattern(n)} ${scope('a.manufacturer_id')} order by a.alias_normalized limit ${SEARCH_LIMIT})`,
+    sql`(select i.id, null, 0.75::float8, 'prefix' from items i
+          where i.item_number_normalized like ${containsPattern(n)} ${scope('i.manufacturer_id')} limit ${SEARCH_LIMIT})`,
+    sql`(select a.item_id, a.alias, 0.75::float8, 'prefix' from item_aliases a
+          where a.alias_normalized like ${containsPattern(n)} ${scope('a.manufacturer_id')} limit ${SEARCH_LIMIT})`,
+    sql`(select i.id, null, similarity(i.item_number_normalized, ${n})::float8, 'fuzzy' from items i
+          where i.item_number_normalized % ${n} ${scope('i.manufacturer_id')} order by 3 desc limit ${SEARCH_LIMIT})`,
+    sql`(select a.item_id, a.alias, similarity(a.alias_normalized, ${n})::float8, 'fuzzy' from item_aliases a
+          where a.alias_normalized % ${n} ${scope('a.manufacturer_id')} order by 3 desc limit ${SEARCH_LIMIT})`,
+  ];
+  const columns = sql.join(LIST_COLUMNS.map((c) => sql.ref(`i.${c}`)));
+  const result = await sql<SearchHit>`
+    with hits as (${sql.join(branches, sql` union all `)}),
+    best as (select distinct on (item_id) item_id, alias, score, match_type from hits order by item_id, score desc, alias nulls first)
+    select ${columns}, m.code as manufacturer_code, m.name as manufacturer_name, b.alias, b.score, b.match_type
+    from best b
+    join items i on i.id = b.item_id
+    join manufacturers m on m.id = i.manufacturer_id
+    order by b.score desc, i.item_number_normalized, i.id
+    limit ${SEARCH_LIMIT}`.execute(db);
+  return result.rows;
+}

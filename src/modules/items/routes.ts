@@ -1,0 +1,111 @@
+import { Type } from 'typebox';
+import { actorOf } from '../../http/auth.ts';
+import { listResponse, pageOf, pageParams } from '../../http/pagination.ts';
+import { Closed, DataEnvelope, ListEnvelope, noContent, responses, Uuid } from '../../http/schemas.ts';
+import type { App, ModuleDeps } from '../../http/types.ts';
+import { listItems, searchItems } from './queries.ts';
+import {
+  Alias, AliasParams, CreateAlias, CreateItem, DEFAULT_PER_PAGE, Discontinue, Item, ItemEnvelope, ItemLocation, ItemParams,
+  ListItemsQuery, Reactivate, SearchQuery, SearchResult, UpdateItem,
+} from './schemas.ts';
+import { serializeListItem, serializeSearchItem } from './serialize.ts';
+import {
+  addAlias, createItem, discontinueItem, getItem, itemBinStock, listAliases, reactivateItem, removeAlias, updateItem,
+} from './service.ts';
+
+const tags = ['Items'];
+const view = { permission: 'inventory.view' } as const;
+const edit = { permission: 'inventory.edit' } as const;
+
+export async function itemRoutes(app: App, { db }: ModuleDeps) {
+  app.get('/items', {
+    config: view,
+    schema: {
+      tags, summary: 'List items',
+      description: 'status defaults to active; filter values OR together; an unknown sort falls back to item_number. ' +
+        'List rows carry the list columns; the other fields are at their zero value.',
+      querystring: ListItemsQuery, response: responses({ 200: ListEnvelope(Item) }),
+    },
+  }, async (request) => {
+    const page = pageOf(request.query, DEFAULT_PER_PAGE);
+    const { rows, total } = await listItems(db, actorOf(request), request.query, page);
+    return listResponse(rows.map(serializeListItem), total, page);
+  });
+
+  app.post('/items', {
+    config: edit,
+    schema: { tags, summary: 'Create an item', body: CreateItem, response: responses({ 201: DataEnvelope(ItemEnvelope) }) },
+  }, async (request, reply) => reply.code(201).send({ data: { item: await createItem(db, actorOf(request), request.body) } }));
+
+  app.get('/items/search', {
+    config: view,
+    schema: {
+      tags, summary: 'Search items by number or alias (exact, prefix, substring, fuzzy)',
+      querystring: SearchQuery, response: responses({ 200: Closed({ data: Type.Array(SearchResult, { maxItems: 20 }) }) }),
+    },
+  }, async (request) => {
+    const hits = await searchItems(db, actorOf(request), request.query.q, request.query.manufacturer);
+    return {
+      data: hits.map((hit) => ({
+        Item: serializeSearchItem(hit),
+        ...(hit.alias ? { AliasValue: hit.alias } : {}),
+        Score: hit.score,
+        MatchType: hit.match_type,
+      })),
+    };
+  });
+
+  app.get('/items/:id', {
+    config: view,
+    schema: { tags, summary: 'Get an item', params: ItemParams, response: responses({ 200: DataEnvelope(Item) }) },
+  }, async (request) => ({ data: await getItem(db, actorOf(request), request.params.id) }));
+
+  app.patch('/items/:id', {
+    config: edit,
+    schema: { tags, summary: 'Update an item', params: ItemParams, body: UpdateItem, response: responses({ 200: DataEnvelope(ItemEnvelope) }) },
+  }, async (request) => ({ data: { item: await updateItem(db, actorOf(request), request.params.id, request.body) } }));
+
+  app.post('/items/:id/discontinue', {
+    config: edit,
+    schema: {
+      tags, summary: 'Discontinue an item', description: 'stock_warning is present when on-hand stock remains.',
+      params: ItemParams, body: Discontinue,
+      response: responses({ 200: DataEnvelope(Closed({ item: Item, stock_warning: Type.Optional(Closed({ qty_on_hand: Type.Integer() })) })) }),
+    },
+  }, async (request) => ({ data: await discontinueItem(db, actorOf(request), request.params.id, request.body ?? {}) }));
+
+  app.post('/items/:id/reactivate', {
+    config: edit,
+    schema: { tags, summary: 'Reactivate a discontinued item', params: ItemParams, body: Reactivate, response: responses({ 200: DataEnvelope(ItemEnvelope) }) },
+  }, async (request) => ({ data: { item: await reactivateItem(db, actorOf(request), request.params.id, request.body ?? {}) } }));
+
+  app.get('/items/:id/locations', {
+    config: view,
+    schema: {
+      tags, summary: 'Bin stock of an item', params: ItemParams,
+      response: responses({ 200: DataEnvelope(Closed({ item_id: Uuid, locations: Type.Array(ItemLocation) })) }),
+    },
+  }, async (request) => ({ data: await itemBinStock(db, actorOf(request), request.params.id) }));
+
+  app.get('/items/:id/aliases', {
+    config: view,
+    schema: { tags, summary: 'Alias numbers of an item', params: ItemParams, querystring: Closed(pageParams(DEFAULT_PER_PAGE)), response: responses({ 200: ListEnvelope(Alias) }) },
+  }, async (request) => {
+    const page = pageOf(request.query, DEFAULT_PER_PAGE);
+    const { rows, total } = await listAliases(db, actorOf(request), request.params.id, page);
+    return listResponse(rows, total, page);
+  });
+
+  app.post('/items/:id/aliases', {
+    config: edit,
+    schema: { tags, summary: 'Add an alias number', params: ItemParams, body: CreateAlias, response: responses({ 201: DataEnvelope(Alias) }) },
+  }, async (request, reply) => reply.code(201).send({ data: await addAlias(db, actorOf(request), request.params.id, request.body.alias) }));
+
+  app.delete('/items/:id/aliases/:aliasId', {
+    config: edit,
+    schema: { tags, summary: 'Remove an alias number', params: AliasParams, response: noContent },
+  }, async (request, reply) => {
+    await removeAlias(db, actorOf(request), request.params.id, request.params.aliasId);
+    return reply.code(204).send(null);
+  });
+}

@@ -1,0 +1,83 @@
+// Items as the spec shapes them: every field always present; list rows carry only the columns a list selects, the
+// rest at their zero value; join-derived partner keys only where the spec puts them.
+import type { Selectable } from 'kysely';
+import type { ItemsTable } from '../../db/schema.ts';
+
+type ItemRow = Selectable<ItemsTable>;
+type Joined = { manufacturer_code: string; manufacturer_name: string };
+
+/** Columns a list row (and a search hit) selects. */
+export const LIST_COLUMNS = [
+  'id', 'manufacturer_id', 'item_number_display', 'item_number_normalized', 'description', 'category', 'selling_uom',
+  'warehouse_location', 'price_1', 'qty_on_hand', 'qty_committed', 'qty_available', 'reorder_level', 'status',
+  'date_last_movement', 'created_at', 'updated_at',
+] as const;
+export type ListRow = Pick<ItemRow, (typeof LIST_COLUMNS)[number]>;
+
+// The zero value of every field a list does not select: null for nullable, 0 for integers, false for booleans.
+const ZERO = {
+  description_extended: null, purchase_uom: null, conversion_factor: null, unit_weight: null, cubes: null,
+  price_2: null, price_3: null, average_cost: null, last_cost: null,
+  qty_on_order: 0, qty_on_backorder: 0, ytd_returns: 0, min_reorder_qty: 0, economic_order_qty: 0, lead_time_days: 0,
+  backorder_control: false, serial_tracking: false,
+  date_last_ordered: null, date_last_received: null,
+} as const;
+
+// Columns the spec lists as "always null today".
+const ALWAYS_NULL = {
+  freight_class_id: null, alternate_item_id: null, gl_account_id: null, price_code_id: null, created_by: null, updated_by: null,
+} as const;
+
+export function serializeItem(row: ItemRow, joined?: Joined) {
+  return {
+    id: row.id,
+    manufacturer_id: row.manufacturer_id,
+    item_number_display: row.item_number_display,
+    item_number_normalized: row.item_number_normalized,
+    description: row.description,
+    description_extended: row.description_extended,
+    category: row.category,
+    selling_uom: row.selling_uom,
+    purchase_uom: row.purchase_uom,
+    conversion_factor: row.conversion_factor,
+    unit_weight: row.unit_weight,
+    cubes: row.cubes,
+    warehouse_location: row.warehouse_location,
+    price_1: row.price_1,
+    price_2: row.price_2,
+    price_3: row.price_3,
+    average_cost: row.average_cost,
+    last_cost: row.last_cost,
+    qty_on_hand: row.qty_on_hand,
+    qty_committed: row.qty_committed,
+    qty_on_order: row.qty_on_order,
+    qty_on_backorder: row.qty_on_backorder,
+    ytd_returns: row.ytd_returns,
+    reorder_level: row.reorder_level,
+    min_reorder_qty: row.min_reorder_qty,
+    economic_order_qty: row.economic_order_qty,
+    lead_time_days: row.lead_time_days,
+    qty_available: row.qty_available,
+    backorder_control: row.backorder_control,
+    serial_tracking: row.serial_tracking,
+    status: row.status,
+    date_last_ordered: row.date_last_ordered,
+    date_last_received: row.date_last_received,
+    date_last_movement: row.date_last_movement,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    ...ALWAYS_NULL,
+    ...(joined ? { manufacturer_code: joined.manufacturer_code, manufacturer_name: joined.manufacturer_name } : {}),
+  };
+}
+
+export function serializeListItem(row: ListRow & Joined) {
+  return serializeItem({ ...ZERO, superseded_by: null, ...row } as ItemRow, row);
+}
+
+const ZERO_TIME = '0001-01-01T00:00:00Z';
+
+/** The Item nested in a search hit: a list row with created_at and updated_at at the zero time. */
+export function serializeSearchItem(row: ListRow & Joined) {
+  return { ...serializeListItem(row), created_at: ZERO_TIME, updated_at: ZERO_TIME };
+}
