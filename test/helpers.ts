@@ -218,3 +218,11 @@ export async function insertKey(t: TestApp, userId: string, scopes: string[], ex
     .executeTakeFirstOrThrow();
   return { key, keyId: row.id };
 }
+
+export async function createItem(t: TestApp, manufacturerId: string, number: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const answer = await call(t.app, 'POST', '/api/v1/items', {
+    key: t.adminKey, body: { manufacturer_id: manufacturerId, item_number_display: number, description: `Item ${number}`, ...extra },
+  });
+  if (answer.status !== 201) throw new Error(`item ${number}: ${JSON.stringify(answer.body)}`);
+  return answer.body.data.item.id;
+}
