@@ -44,10 +44,10 @@ create table items (
 -- List sorts and filters, each with its index, scoped by partner first where a scoped key filters by it.
 create index items_number_idx on items (item_number_normalized, id);
 create index items_manufacturer_number_idx on items (manufacturer_id, item_number_normalized, id);
-create index items_description_idx on items (description, id);
-create index items_on_hand_idx on items (qty_on_hand, id);
-create index items_available_idx on items (qty_available, id);
-create index items_last_movement_idx on items (date_last_movement desc nulls last, id);
+create index items_description_idx on items (description, item_number_normalized, id);
+create index items_on_hand_idx on items (qty_on_hand, item_number_normalized, id);
+create index items_available_idx on items (qty_available, item_number_normalized, id);
+create index items_last_movement_idx on items (date_last_movement desc nulls last, item_number_normalized, id);
 create index items_status_idx on items (status);
 create index items_category_idx on items (category);
 create index items_uom_idx on items (selling_uom);

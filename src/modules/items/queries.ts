@@ -95,6 +95,8 @@ export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, pag
     .select(LIST_COLUMNS.map((c) => `i.${c}` as const))
     .select(['m.code as manufacturer_code', 'm.name as manufacturer_name']);
   for (const [column, direction] of order) rows = rows.orderBy(sql.raw(`${column} ${direction}`));
+  // Ties break by item number, then id, so pages never overlap.
+  if (order[order.length - 1]![0] !== 'i.item_number_normalized') rows = rows.orderBy('i.item_number_normalized');
   const [data, total] = await Promise.all([
     rows.orderBy('i.id').limit(page.perPage).offset(page.offset).execute(),
     filteredItems(db, actor, f).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),

@@ -1,0 +1,172 @@
+// The item list (filters, sorts, q, zero values) and item search, on a small catalogue of two partners.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { call, createItem, createManufacturer, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
+
+let t: TestApp;
+let north: string;
+let south: string;
+const ids: Record<string, string> = {};
+
+before(async () => {
+  t = await startApp();
+  north = await createManufacturer(t, 'NORTH');
+  south = await createManufacturer(t, 'SOUTH');
+  const catalogue: [string, string, Record<string, unknown>][] = [
+    [north, 'ABC-1243', { description: 'Brass hinge', category: 'Hardware', warehouse_location: 'A-01' }],
+    [north, 'ABC-1200', { description: 'Steel hinge', category: 'Hardware', warehouse_location: 'A-02' }],
+    [north, 'ZED-500', { description: 'Garden hose', category: 'Garden', selling_uom: 'FT' }],
+    [north, 'MID-ABC-9', { description: 'Hinge pin', category: 'Hardware' }],
+    [south, 'ABC-7777', { description: 'Southern widget', category: 'Hardware' }],
+  ];
+  for (const [partner, number, extra] of catalogue) ids[number] = await createItem(t, partner, number, extra);
+  const set = (number: string, values: Record<string, unknown>) => t.db.updateTable('items').set(values).where('id', '=', ids[number]!).execute();
+  await set('ABC-1243', { qty_on_hand: 10, qty_committed: 12, reorder_level: 5, price_1: 9.5, average_cost: 4.25, date_last_movement: new Date() });
+  await set('ABC-1200', { qty_on_hand: -2, price_1: 3, date_last_movement: new Date(Date.now() - 40 * 86_400_000) });
+  await set('ZED-500', { qty_on_hand: 0, price_1: null });
+  await set('MID-ABC-9', { qty_on_hand: 50, reorder_level: 60, price_1: 1 });
+  const shipped = (number: string, units: number, daysAgo: number) => ({
+    item_id: ids[number]!, manufacturer_id: north, movement_type: 'shipment' as const, quantity: -units, balance_after: 0,
+    reference_id: ids[number]!, performed_at: new Date(Date.now() - daysAgo * 86_400_000),
+  });
+  await t.db.insertInto('inventory_movements').values([shipped('ABC-1243', 60, 10), shipped('ABC-1200', 5, 20), shipped('ZED-500', 500, 400)]).execute();
+});
+after(() => t.close());
+
+const numbers = (answer: { body: { data: { item_number_display: string }[] } }) => answer.body.data.map((i) => i.item_number_display);
+const list = (query: string) => call(t.app, 'GET', `/api/v1/items?${query}`, { key: t.adminKey });
+
+describe('list', () => {
+  test('default: active items of every partner, by item number, with join-derived partner keys', async () => {
+    await call(t.app, 'POST', `/api/v1/items/${ids['ZED-500']}/discontinue`, { key: t.adminKey, body: {} });
+    try {
+      const answer = await list('');
+      assert.deepEqual(numbers(answer), ['ABC-1200', 'ABC-1243', 'ABC-7777', 'MID-ABC-9']);
+      assert.equal(answer.body.meta.total_count, 4);
+      assert.equal(answer.body.data[0].manufacturer_code, 'NORTH');
+      assert.deepEqual(numbers(await list('status=discontinued')), ['ZED-500']);
+      assert.deepEqual(numbers(await list('status=active&status=discontinued&manufacturer=' + north)), ['ABC-1200', 'ABC-1243', 'MID-ABC-9', 'ZED-500']);
+    } finally {
+      await call(t.app, 'POST', `/api/v1/items/${ids['ZED-500']}/reactivate`, { key: t.adminKey, body: {} });
+    }
+  });
+
+  test('list rows carry the list columns; the rest at zero value (get shows them)', async () => {
+    const row = (await list('q=ABC-1243')).body.data[0];
+    assert.equal(row.qty_available, -2);
+    assert.equal(row.price_1, 9.5);
+    assert.equal(row.average_cost, null, 'not selected by the list');
+    assert.equal(row.lead_time_days, 0);
+    assert.equal(row.serial_tracking, false);
+    const full = (await call(t.app, 'GET', `/api/v1/items/${ids['ABC-1243']}`, { key: t.adminKey })).body.data;
+    assert.equal(full.average_cost, 4.25);
+  });
+
+  test('stock filters OR together', async () => {
+    assert.deepEqual(numbers(await list('filter=negative')), ['ABC-1200']);
+    assert.deepEqual(numbers(await list('filter=oversold')), ['ABC-1200', 'ABC-1243']);
+    assert.deepEqual(numbers(await list('filter=out_of_stock')), ['ABC-7777', 'ZED-500']);
+    assert.deepEqual(numbers(await list('filter=below_reorder')), ['ABC-1243', 'MID-ABC-9']);
+    assert.deepEqual(numbers(await list('filter=missing_price&manufacturer=' + north)), ['ZED-500']);
+    assert.deepEqual(numbers(await list('filter=negative&filter=out_of_stock')), ['ABC-1200', 'ABC-7777', 'ZED-500']);
+  });
+
+  test('category, location and uom filters', async () => {
+    assert.deepEqual(numbers(await list('category=Garden')), ['ZED-500']);
+    assert.deepEqual(numbers(await list('location=A-01&location=A-02')), ['ABC-1200', 'ABC-1243']);
+    assert.deepEqual(numbers(await list('uom=FT')), ['ZED-500']);
+  });
+
+  test('movement: no movement in N days, never moved included', async () => {
+    assert.deepEqual(numbers(await list(`movement=30d&manufacturer=${north}`)), ['ABC-1200', 'MID-ABC-9', 'ZED-500']);
+    assert.deepEqual(numbers(await list(`movement=90d&manufacturer=${north}`)), ['MID-ABC-9', 'ZED-500']);
+  });
+
+  test('velocity over a year of outbound shipments', async () => {
+    assert.deepEqual(numbers(await list(`velocity=fast&manufacturer=${north}`)), ['ABC-1243']);
+    assert.deepEqual(numbers(await list(`velocity=slow&manufacturer=${north}`)), ['ABC-1200']);
+    assert.deepEqual(numbers(await list(`velocity=dead&manufacturer=${north}`)), ['MID-ABC-9', 'ZED-500']);
+  });
+
+  test('q matches number, description and alias', async () => {
+    assert.deepEqual(numbers(await list('q=abc12')), ['ABC-1200', 'ABC-1243']);
+    assert.deepEqual(numbers(await list('q=HINGE')), ['ABC-1200', 'ABC-1243', 'MID-ABC-9']);
+    await call(t.app, 'POST', `/api/v1/items/${ids['ZED-500']}/aliases`, { key: t.adminKey, body: { alias: 'HOSE-25' } });
+    assert.deepEqual(numbers(await list('q=hose 25')), ['ZED-500']);
+    assert.deepEqual(numbers(await list('q=100%')), []);
+  });
+
+  test('sorts, and an unknown sort falls back to item_number', async () => {
+    const q = `manufacturer=${north}`;
+    assert.deepEqual(numbers(await list(`${q}&sort=on_hand_asc`)), ['ABC-1200', 'ZED-500', 'ABC-1243', 'MID-ABC-9']);
+    assert.deepEqual(numbers(await list(`${q}&sort=on_hand_desc`)), ['MID-ABC-9', 'ABC-1243', 'ZED-500', 'ABC-1200']);
+    assert.deepEqual(numbers(await list(`${q}&sort=available_asc`)), ['ABC-1200', 'ABC-1243', 'ZED-500', 'MID-ABC-9']);
+    assert.deepEqual(numbers(await list(`${q}&sort=description`)), ['ABC-1243', 'ZED-500', 'MID-ABC-9', 'ABC-1200']);
+    assert.deepEqual(numbers(await list(`${q}&sort=last_movement_desc`)).slice(0, 2), ['ABC-1243', 'ABC-1200']);
+    assert.deepEqual(numbers(await list('sort=mfg_code&q=abc')), ['ABC-1200', 'ABC-1243', 'MID-ABC-9', 'ABC-7777']);
+    assert.deepEqual(numbers(await list(`${q}&sort=nonsense`)), numbers(await list(`${q}&sort=item_number`)));
+  });
+
+  test('unknown filter, status, velocity or movement values are 400', async () => {
+    for (const query of ['filter=cheap', 'status=gone', 'velocity=warp', 'movement=7d', 'page=0']) {
+      expectError(await list(query), 400, 'bad_request');
+    }
+  });
+
+  test('a scoped key sees only its partner; manufacturer is ignored for it', async () => {
+    const consignor = await userWithKey(t, 'consignor', { manufacturerId: south });
+    const answer = await call(t.app, 'GET', `/api/v1/items?manufacturer=${north}`, { key: consignor.key });
+    assert.deepEqual(numbers(answer), ['ABC-7777']);
+  });
+});
+
+describe('search', () => {
+  const search = async (q: string, key = t.adminKey) => (await call(t.app, 'GET', `/api/v1/items/search?q=${encodeURIComponent(q)}`, { key })).body.data;
+
+  test('exact normalized match scores 1.0 and comes first; PascalCase keys; zero-time timestamps', async () => {
+    const hits = await search('abc 1243');
+    assert.equal(hits[0].Item.item_number_display, 'ABC-1243');
+    assert.equal(hits[0].Score, 1);
+    assert.equal(hits[0].MatchType, 'exact');
+    assert.equal('AliasValue' in hits[0], false);
+    assert.equal(hits[0].Item.created_at, '0001-01-01T00:00:00Z');
+    assert.equal(hits[0].Item.updated_at, '0001-01-01T00:00:00Z');
+    assert.equal(hits[0].Item.manufacturer_code, 'NORTH');
+  });
+
+  test('prefix 0.95, then substring 0.75, each item once', async () => {
+    const hits = await search('ABC');
+    const byNumber = Object.fromEntries(hits.map((h: { Item: { item_number_display: string }; Score: number; MatchType: string }) => [h.Item.item_number_display, [h.Score, h.MatchType]]));
+    assert.deepEqual(byNumber['ABC-1200'], [0.95, 'prefix']);
+    assert.deepEqual(byNumber['ABC-7777'], [0.95, 'prefix']);
+    assert.deepEqual(byNumber['MID-ABC-9'], [0.75, 'prefix']);
+    assert.equal(new Set(hits.map((h: { Item: { id: string } }) => h.Item.id)).size, hits.length);
+    assert.deepEqual(hits.map((h: { Score: number }) => h.Score), [...hits.map((h: { Score: number }) => h.Score)].sort((a, b) => b - a));
+  });
+
+  test('a typo is still found by trigram similarity', async () => {
+    const hits = await search('ABC-1234');
+    const hit = hits.find((h: { Item: { item_number_display: string } }) => h.Item.item_number_display === 'ABC-1243');
+    assert.ok(hit, 'ABC-1243 found for ABC-1234');
+    assert.equal(hit.MatchType, 'fuzzy');
+    assert.ok(hit.Score > 0.3 && hit.Score < 0.75);
+  });
+
+  test('at most 20 results', async () => {
+    for (let i = 0; i < 25; i++) await createItem(t, south, `BULK-${String(i).padStart(3, '0')}`);
+    assert.equal((await search('BULK')).length, 20);
+  });
+
+  test('scoped keys and the manufacturer parameter narrow the search', async () => {
+    const consignor = await userWithKey(t, 'consignor', { manufacturerId: north });
+    const hits = await search('ABC-7777', consignor.key);
+    assert.equal(hits.some((h: { Item: { item_number_display: string } }) => h.Item.item_number_display === 'ABC-7777'), false);
+    const narrowed = (await call(t.app, 'GET', `/api/v1/items/search?q=ABC&manufacturer=${south}`, { key: t.adminKey })).body.data;
+    assert.ok(narrowed.length > 0 && narrowed.every((h: { Item: { manufacturer_id: string } }) => h.Item.manufacturer_id === south));
+  });
+
+  test('q is required', async () => {
+    expectError(await call(t.app, 'GET', '/api/v1/items/search', { key: t.adminKey }), 400, 'bad_request');
+    expectError(await call(t.app, 'GET', '/api/v1/items/search?q=%20', { key: t.adminKey }), 400, 'bad_request');
+  });
+});
