@@ -185,17 +185,17 @@ export interface InventoryMovementsTable {
   seq: Generated<number>;
   item_id: string;
   manufacturer_id: string;
-  location_id: string | null;
+  location_id: Generated<string | null>;
   movement_type: MovementType;
   quantity: number;
   balance_after: number;
-  reason: string;
-  reference_type: string;
+  reason: Generated<string>;
+  reference_type: Generated<string>;
   reference_id: string;
-  cycle_count_batch_id: string | null;
-  performed_by: string | null;
-  performed_by_name: string;
-  api_key_id: string | null;
+  cycle_count_batch_id: Generated<string | null>;
+  performed_by: Generated<string | null>;
+  performed_by_name: Generated<string>;
+  api_key_id: Generated<string | null>;
   performed_at: CreatedAt;
 }
 

@@ -48,6 +48,8 @@ async function stockLocation(tx: Transaction<DB>, locationId: string) {
     .selectFrom('locations')
     .select(['id', 'location_code', 'location_type', 'is_active'])
     .where('id', '=', locationId)
+    // Shared lock: retiring the location (which takes it exclusively) waits for this move, and then sees its stock.
+    .forShare()
     .executeTakeFirst();
   if (!location) throw invalidRequest('location_id does not name a location');
   if (!location.is_active) throw invalidRequest(`location ${location.location_code} is retired`);

@@ -1,0 +1,78 @@
+// Inventory adjustments and the two ledgers (every movement; adjustments and count corrections only).
+import type { Kysely } from 'kysely';
+import type { DB, MovementType } from '../../db/schema.ts';
+import { inTransaction } from '../../db/transaction.ts';
+import { adjustStock } from '../../domain/stock.ts';
+import { inPartnerScope, type Actor } from '../../http/auth.ts';
+import { invalidRequest, notFound } from '../../http/errors.ts';
+import type { Page } from '../../http/pagination.ts';
+
+function movementsWithNames(db: Kysely<DB>) {
+  return db
+    .selectFrom('inventory_movements as mv')
+    .innerJoin('items as i', 'i.id', 'mv.item_id')
+    .innerJoin('manufacturers as m', 'm.id', 'mv.manufacturer_id')
+    .select([
+      'mv.id', 'mv.item_id', 'mv.manufacturer_id', 'i.item_number_display', 'm.name as manufacturer_name', 'mv.reason',
+      'mv.reference_type', 'mv.movement_type', 'mv.quantity', 'mv.balance_after', 'mv.reference_id', 'mv.cycle_count_batch_id',
+      'mv.performed_by_name', 'mv.performed_at',
+    ]);
+}
+
+/** Ledger rows by id, in the order given (for responses of operations that just wrote them). */
+export async function movementsById(db: Kysely<DB>, ids: string[]) {
+  if (!ids.length) return [];
+  const rows = await movementsWithNames(db).where('mv.id', 'in', ids).execute();
+  return ids.map((id) => rows.find((row) => row.id === id)!);
+}
+
+export interface LedgerFilter {
+  item?: string;
+  manufacturer?: string;
+  movement_type?: MovementType[];
+  from?: string;
+  to?: string;
+}
+
+/** Newest first. `types` limits the ledger (the adjustments ledger holds adjustments and count corrections). */
+export async function listMovements(db: Kysely<DB>, actor: Actor, filter: LedgerFilter, page: Page, types?: readonly MovementType[]) {
+  let query = inPartnerScope(db.selectFrom('inventory_movements as mv'), actor, 'mv.manufacturer_id');
+  if (types) query = query.where('mv.movement_type', 'in', types);
+  if (filter.movement_type?.length) query = query.where('mv.movement_type', 'in', filter.movement_type);
+  if (filter.item) query = query.where('mv.item_id', '=', filter.item);
+  if (!actor.manufacturerId && filter.manufacturer) query = query.where('mv.manufacturer_id', '=', filter.manufacturer);
+  if (filter.from) query = query.where('mv.performed_at', '>=', new Date(`${filter.from}T00:00:00Z`));
+  if (filter.to) query = query.where('mv.performed_at', '<', new Date(Date.parse(`${filter.to}T00:00:00Z`) + 86_400_000));
+  const pageIds = await query.select('mv.id').orderBy('mv.seq', 'desc').limit(page.perPage).offset(page.offset).execute();
+  const [rows, total] = await Promise.all([
+    movementsById(db, pageIds.map((row) => row.id)),
+    query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: total.count };
+}
+
+export interface NewAdjustment {
+  item_id: string;
+  quantity: number;
+  reason: string;
+  location_id?: string;
+}
+
+export async function postAdjustment(db: Kysely<DB>, actor: Actor, input: NewAdjustment) {
+  const movement = await inTransaction(db, async (tx) => {
+    const item = await inPartnerScope(tx.selectFrom('items').select('id').where('id', '=', input.item_id), actor, 'items.manufacturer_id')
+      .executeTakeFirst();
+    if (!item) throw notFound('item');
+    let locationId = input.location_id;
+    if (!locationId) {
+      const primary = await tx.selectFrom('item_locations').select('location_id').where('item_id', '=', item.id).where('is_primary', '=', true).executeTakeFirst();
+      if (!primary) throw invalidRequest('location_id is required: the item has no primary bin yet');
+      locationId = primary.location_id;
+    }
+    return adjustStock(tx, actor, {
+      itemId: item.id, locationId, quantity: input.quantity, movementType: 'adjustment', reason: input.reason.trim(), referenceType: 'inventory_adjustment',
+    });
+  });
+  const [row] = await movementsById(db, [movement.id]);
+  return row!;
+}
