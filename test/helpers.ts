@@ -226,3 +226,15 @@ export async function createItem(t: TestApp, manufacturerId: string, number: str
   if (answer.status !== 201) throw new Error(`item ${number}: ${JSON.stringify(answer.body)}`);
   return answer.body.data.item.id;
 }
+
+export async function createLocation(t: TestApp, code: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const answer = await call(t.app, 'POST', '/api/v1/locations', { key: t.adminKey, body: { location_code: code, ...extra } });
+  if (answer.status !== 201) throw new Error(`location ${code}: ${JSON.stringify(answer.body)}`);
+  return answer.body.data.id;
+}
+
+export async function adjust(t: TestApp, itemId: string, quantity: number, locationId?: string, key = t.adminKey) {
+  return call(t.app, 'POST', '/api/v1/inventory/adjustments', {
+    key, body: { item_id: itemId, quantity, reason: 'test', ...(locationId ? { location_id: locationId } : {}) },
+  });
+}
