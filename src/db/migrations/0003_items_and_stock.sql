@@ -48,7 +48,15 @@ create index items_description_idx on items (description, item_number_normalized
 create index items_on_hand_idx on items (qty_on_hand, item_number_normalized, id);
 create index items_available_idx on items (qty_available, item_number_normalized, id);
 create index items_last_movement_idx on items (date_last_movement desc nulls last, item_number_normalized, id);
-create index items_status_idx on items (status);
+-- Covering: counts over a status (and a partner) read only this index.
+create index items_status_idx on items (status, manufacturer_id) include (id);
+create index items_status_movement_idx on items (status, date_last_movement);
+-- The stock filters of the list (values OR together: PostgreSQL combines these with a bitmap OR).
+create index items_negative_idx on items (item_number_normalized) where qty_on_hand < 0;
+create index items_oversold_idx on items (item_number_normalized) where qty_available < 0;
+create index items_out_of_stock_idx on items (item_number_normalized) where qty_on_hand = 0;
+create index items_below_reorder_idx on items (item_number_normalized) where reorder_level > 0 and qty_available < reorder_level;
+create index items_missing_price_idx on items (item_number_normalized) where price_1 is null;
 create index items_category_idx on items (category);
 create index items_uom_idx on items (selling_uom);
 create index items_location_idx on items (warehouse_location);

@@ -38,8 +38,15 @@ const STOCK_FILTERS: Record<(typeof ITEM_FILTERS)[number], (eb: ItemsEb) => Expr
   missing_price: (eb) => eb('i.price_1', 'is', null),
 };
 
-const shippedLastYear = sql<number>`(select coalesce(sum(-m.quantity), 0) from inventory_movements m
-  where m.item_id = i.id and m.movement_type = 'shipment' and m.performed_at >= now() - interval '365 days')`;
+// Items with outbound units in the last year, and how many: read from the partial index of shipments.
+const SHIPPED_LAST_YEAR = sql`select m.item_id from inventory_movements m
+  where m.movement_type = 'shipment' and m.performed_at >= now() - interval '365 days' group by m.item_id`;
+const VELOCITY: Record<(typeof VELOCITIES)[number], ReturnType<typeof sql<SqlBool>>> = {
+  fast: sql<SqlBool>`i.id in (${SHIPPED_LAST_YEAR} having sum(-m.quantity) >= ${FAST_MOVER_UNITS})`,
+  slow: sql<SqlBool>`i.id in (${SHIPPED_LAST_YEAR} having sum(-m.quantity) > 0 and sum(-m.quantity) < ${FAST_MOVER_UNITS})`,
+  dead: sql<SqlBool>`not exists (select 1 from inventory_movements m where m.item_id = i.id
+    and m.movement_type = 'shipment' and m.performed_at >= now() - interval '365 days')`,
+};
 
 function filteredItems(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
   let query = inPartnerScope(db.selectFrom('items as i'), actor, 'i.manufacturer_id');
@@ -56,22 +63,19 @@ function filteredItems(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
       eb('i.date_last_movement', '<', sql<Date>`now() - make_interval(days => ${days})`),
     ]));
   }
-  if (f.velocity === 'fast') query = query.where(shippedLastYear, '>=', FAST_MOVER_UNITS);
-  if (f.velocity === 'slow') query = query.where(shippedLastYear, '>', 0).where(shippedLastYear, '<', FAST_MOVER_UNITS);
-  if (f.velocity === 'dead') query = query.where(shippedLastYear, '=', 0);
+  if (f.velocity) query = query.where(VELOCITY[f.velocity]);
   if (f.q?.trim()) {
     const text = f.q.trim();
     const number = normalizeItemNumber(text);
-    query = query.where((eb) => eb.or([
-      eb('i.description', 'ilike', containsPattern(text)),
-      ...(number
-        ? [
-            eb('i.item_number_normalized', 'like', containsPattern(number)),
-            eb.exists(eb.selectFrom('item_aliases as a').select('a.id').whereRef('a.item_id', '=', 'i.id')
-              .where('a.alias_normalized', 'like', containsPattern(number))),
-          ]
-        : []),
-    ]));
+    // A union of three index lookups (trigram indexes on number, description and alias) rather than one OR,
+    // which PostgreSQL could only answer by reading every item.
+    query = query.where('i.id', 'in', (eb) => {
+      const byDescription = eb.selectFrom('items as d').select('d.id').where('d.description', 'ilike', containsPattern(text));
+      if (!number) return byDescription;
+      return byDescription
+        .union(eb.selectFrom('items as n').select('n.id').where('n.item_number_normalized', 'like', containsPattern(number)))
+        .union(eb.selectFrom('item_aliases as a').select('a.item_id as id').where('a.alias_normalized', 'like', containsPattern(number)));
+    });
   }
   return query;
 }
