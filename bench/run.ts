@@ -1,0 +1,231 @@
+// npm run bench: a fresh wms_bench database with generated data, the real service and the floor server as child
+// processes, and autocannon (in this process) against each endpoint in turn; prints a table, writes results/latest.json.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus } from 'node:os';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { generate, ITEMS, MOVEMENTS, sampleItems, type Generated, type SampleItem } from './generate.ts';
+
+function int(name: string, fallback: number): number {
+  const value = Number(process.env[name] || fallback);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
+  return value;
+}
+
+const ROOT = new URL('../', import.meta.url);
+const RESULTS = new URL('./results/', import.meta.url);
+const SERVER_URL = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const DB_NAME = 'wms_bench';
+const SERVICE_PORT = int('BENCH_SERVICE_PORT', 18181);
+const FLOOR_PORT = int('BENCH_FLOOR_PORT', 18182);
+const DURATION = int('BENCH_DURATION', 10);
+const WARMUP = int('BENCH_WARMUP', 2);
+// 10 connections keep both cores busy (server + PostgreSQL) without queueing so deep that p99 only measures the queue.
+const CONNECTIONS = int('BENCH_CONNECTIONS', 10);
+const POOL_SIZE = int('BENCH_POOL_SIZE', 10);
+const SAMPLES = 1000;
+const KEEP = process.env.BENCH_KEEP === '1';
+const ONLY = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
+
+interface Endpoint {
+  name: string;
+  base: string;
+  paths: string[];
+  /** Minimum requests/s as a fraction of the floor's; null for the floor itself. */
+  minRatio: number | null;
+  maxP99Ms: number | null;
+}
+
+interface Row {
+  endpoint: string;
+  requests_per_s: number;
+  p50_ms: number;
+  p99_ms: number;
+  ratio_to_floor: number | null;
+  non_2xx: number;
+  errors: number;
+  target: string;
+  met: boolean | null;
+  note?: string;
+}
+
+const benchUrl = (() => {
+  const url = new URL(SERVER_URL);
+  url.pathname = `/${DB_NAME}`;
+  return url.toString();
+})();
+
+async function onServer(statements: string[]): Promise<void> {
+  const client = new pg.Client({ connectionString: SERVER_URL });
+  await client.connect();
+  try {
+    for (const statement of statements) await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+const children: ChildProcess[] = [];
+
+// Each child's output goes to results/<name>.log: the service's warnings stay readable after the run.
+function startChild(name: string, script: string, env: Record<string, string>): ChildProcess {
+  const log = createWriteStream(new URL(`${name}.log`, RESULTS));
+  const child = spawn(process.execPath, [script], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout!.pipe(log);
+  child.stderr!.pipe(log);
+  children.push(child);
+  return child;
+}
+
+async function stopChildren(): Promise<void> {
+  await Promise.all(children.splice(0).map((child) => new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    // A graceful stop closes the pools before the database is dropped; SIGKILL if it hangs.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    child.once('exit', () => { clearTimeout(timer); resolve(); });
+    child.kill('SIGTERM');
+  })));
+}
+
+async function waitReady(name: string, child: ChildProcess, url: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}: see bench/results/${name}.log`);
+    const ok = await fetch(url).then((r) => r.ok, () => false);
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${name} did not answer ${url} within 60 s`);
+}
+
+// A real number with two differing adjacent digits swapped: a typo, so search has to fall through to fuzzy matching.
+function misspell(number: string): string {
+  const chars = [...number];
+  for (let i = chars.length - 2; i > 0; i--) {
+    if (/\d/.test(chars[i]!) && /\d/.test(chars[i + 1]!) && chars[i] !== chars[i + 1]) {
+      [chars[i], chars[i + 1]] = [chars[i + 1]!, chars[i]!];
+      return chars.join('');
+    }
+  }
+  return chars.reverse().join('');
+}
+
+function endpoints(items: SampleItem[]): Endpoint[] {
+  const service = `http://127.0.0.1:${SERVICE_PORT}`;
+  const q = (value: string) => encodeURIComponent(value);
+  // Four digits from inside the number: matches a few dozen items by substring, none by description.
+  const substring = (n: string) => n.replace(/^\D+/, '').slice(1, 5);
+  const search = (values: string[]) => values.map((v) => `/api/v1/items/search?q=${q(v)}`);
+  return [
+    { name: 'floor GET /floor', base: `http://127.0.0.1:${FLOOR_PORT}`, paths: ['/floor'], minRatio: null, maxP99Ms: null },
+    { name: 'GET /items/{id}', base: service, paths: items.map((i) => `/api/v1/items/${i.id}`), minRatio: 0.5, maxP99Ms: null },
+    { name: 'GET /items filter=below_reorder', base: service, paths: ['/api/v1/items?per_page=50&filter=below_reorder'], minRatio: 0.25, maxP99Ms: null },
+    { name: 'GET /items q=<substring>', base: service, paths: items.map((i) => `/api/v1/items?q=${q(substring(i.item_number_normalized))}`), minRatio: 0.25, maxP99Ms: null },
+    { name: 'search exact', base: service, paths: search(items.map((i) => i.item_number_display)), minRatio: 0.25, maxP99Ms: 50 },
+    { name: 'search prefix (5 chars)', base: service, paths: search(items.map((i) => i.item_number_display.slice(0, 5))), minRatio: 0.25, maxP99Ms: 50 },
+    { name: 'search misspelled', base: service, paths: search(items.map((i) => misspell(i.item_number_display))), minRatio: 0.25, maxP99Ms: 50 },
+  ].filter((e) => ONLY.length === 0 || e.name === 'floor GET /floor' || ONLY.some((word) => e.name.includes(word)));
+}
+
+// Every request picks the next path of a shared rotation, so the connections do not march over the same ids in step.
+async function drive(endpoint: Endpoint, headers: Record<string, string>, duration: number) {
+  let next = 0;
+  const setupRequest = (request: { path?: string }) => ({ ...request, path: endpoint.paths[next++ % endpoint.paths.length] });
+  return autocannon({ url: endpoint.base, connections: CONNECTIONS, duration, timeout: 10, headers, requests: [{ method: 'GET', setupRequest }] });
+}
+
+async function measure(endpoint: Endpoint, headers: Record<string, string>, floorRps: number | null): Promise<Row> {
+  const target = [endpoint.minRatio && `>= ${endpoint.minRatio}x floor`, endpoint.maxP99Ms && `p99 < ${endpoint.maxP99Ms} ms`].filter(Boolean).join(', ');
+  const empty = { endpoint: endpoint.name, requests_per_s: 0, p50_ms: 0, p99_ms: 0, ratio_to_floor: null, non_2xx: 0, errors: 0, target, met: null };
+  const sample = await fetch(endpoint.base + endpoint.paths[0], { headers });
+  if (sample.status !== 200) {
+    return { ...empty, met: endpoint.minRatio ? false : null, note: `sample answered ${sample.status}: ${(await sample.text()).slice(0, 120)}` };
+  }
+  await drive(endpoint, headers, WARMUP);
+  const r = await drive(endpoint, headers, DURATION);
+  const ratio = floorRps ? r.requests.average / floorRps : null;
+  const met = endpoint.minRatio === null && endpoint.maxP99Ms === null ? null
+    : (endpoint.minRatio === null || (ratio ?? 0) >= endpoint.minRatio) && (endpoint.maxP99Ms === null || r.latency.p99 < endpoint.maxP99Ms);
+  return {
+    ...empty, requests_per_s: Math.round(r.requests.average), p50_ms: r.latency.p50, p99_ms: r.latency.p99,
+    ratio_to_floor: ratio === null ? null : Math.round(ratio * 100) / 100, non_2xx: r.non2xx, errors: r.errors + r.timeouts, met,
+  };
+}
+
+function printTable(rows: Row[]): void {
+  const header = ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'x floor', 'non-2xx', 'errors', 'target', ''];
+  const cells = rows.map((r) => [
+    r.endpoint, String(r.requests_per_s), String(r.p50_ms), String(r.p99_ms), r.ratio_to_floor?.toFixed(2) ?? '-',
+    String(r.non_2xx), String(r.errors), r.target || '-', r.met === null ? '' : r.met ? 'ok' : 'MISS',
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const line = (c: string[]) => c.map((v, i) => (i === 0 || i >= 7 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
+  console.log(`\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
+  for (const c of cells) console.log(line(c));
+  for (const r of rows) if (r.note) console.log(`  ${r.endpoint}: ${r.note}`);
+}
+
+async function main(): Promise<void> {
+  mkdirSync(RESULTS, { recursive: true });
+  console.log(`bench database ${DB_NAME} on ${new URL(SERVER_URL).host}: generating ${ITEMS} items, ${MOVEMENTS} movements`);
+  await onServer([`drop database if exists ${DB_NAME} with (force)`, `create database ${DB_NAME}`]);
+  const generated: Generated = await generate(benchUrl);
+  const items = await sampleItems(benchUrl, SAMPLES);
+
+  const pool = String(POOL_SIZE);
+  const service = startChild('service', 'src/main.ts', {
+    DATABASE_URL: benchUrl, PORT: String(SERVICE_PORT), HOST: '127.0.0.1', LOG_LEVEL: 'warn', WMS_DB_POOL_SIZE: pool,
+    // Far above what 10 s of load can send: the bench measures the service, not its limiter.
+    WMS_RATE_LIMIT_PER_KEY: '100000000', REDIS_URL: '', WMS_BOOTSTRAP_ADMIN_KEY: '',
+  });
+  const floor = startChild('floor', 'bench/floor.ts', { FLOOR_DATABASE_URL: benchUrl, PORT: String(FLOOR_PORT), WMS_DB_POOL_SIZE: pool });
+  await Promise.all([
+    waitReady('service', service, `http://127.0.0.1:${SERVICE_PORT}/healthz`),
+    waitReady('floor', floor, `http://127.0.0.1:${FLOOR_PORT}/floor`),
+  ]);
+
+  const headers = { authorization: `Bearer ${generated.adminKey}` };
+  const rows: Row[] = [];
+  let floorRps: number | null = null;
+  for (const endpoint of endpoints(items)) {
+    process.stdout.write(`  ${endpoint.name} ...`);
+    const row = await measure(endpoint, headers, floorRps);
+    if (endpoint.base.endsWith(`:${FLOOR_PORT}`)) floorRps = row.requests_per_s || null;
+    rows.push(row);
+    console.log(row.note ? ` ${row.note}` : ` ${row.requests_per_s} req/s`);
+  }
+  printTable(rows);
+
+  const report = {
+    date: new Date().toISOString(),
+    cpus: availableParallelism(),
+    cpu_model: cpus()[0]?.model ?? null,
+    node: process.version,
+    data: { items: ITEMS, movements: MOVEMENTS, generation_seconds: Math.round(generated.totalSeconds * 10) / 10, steps: generated.timings },
+    settings: { connections: CONNECTIONS, duration_s: DURATION, warmup_s: WARMUP, db_pool_size: POOL_SIZE, sampled_items: items.length },
+    results: rows,
+  };
+  writeFileSync(new URL('latest.json', RESULTS), `${JSON.stringify(report, null, 2)}\n`);
+  console.log('\nwritten: bench/results/latest.json');
+  // A failed sample or any non-2xx makes the figures meaningless: the run fails; missed targets are only reported.
+  if (rows.some((r) => r.note || r.non_2xx > 0 || r.errors > 0)) process.exitCode = 1;
+}
+
+async function cleanup(): Promise<void> {
+  await stopChildren();
+  if (KEEP) console.log(`kept database ${DB_NAME} (BENCH_KEEP=1): ${benchUrl}`);
+  else await onServer([`drop database if exists ${DB_NAME} with (force)`]).catch((e: Error) => console.error(`drop failed: ${e.message}`));
+}
+
+// Ctrl-C (or a CI timeout's SIGTERM) mid-run still stops the children and drops the database.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void cleanup().finally(() => process.exit(130)));
+
+try {
+  await main();
+} catch (error) {
+  console.error(error);
+  process.exitCode = 1;
+} finally {
+  await cleanup();
+}
