@@ -1,8 +1,9 @@
 // Opens the database: a pg Pool when DATABASE_URL is set, otherwise the embedded PGlite under the data directory.
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-driver.ts';
 import type { DB } from './schema.ts';
@@ -33,8 +34,35 @@ export function connectPostgres(url: string, poolSize = 10): Database {
   });
   // An idle client losing its server must not crash the process; the next checkout reconnects.
   pool.on('error', () => {});
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: withPreparedStatements(pool) }) });
   return { db, kind: 'postgres', close: () => db.destroy() };
+}
+
+/**
+ * Every parameterized statement runs as a named prepared statement, so each connection parses and plans a query
+ * shape once instead of on every request (on short queries that is most of the server's work). The shapes are the
+ * queries the code builds: a bounded set.
+ */
+function withPreparedStatements(pool: pg.Pool): PostgresPool {
+  const names = new Map<string, string>();
+  const nameOf = (text: string) => {
+    let name = names.get(text);
+    if (!name) names.set(text, (name = `wms_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`));
+    return name;
+  };
+  return {
+    async connect() {
+      const client = await pool.connect();
+      return {
+        query: ((text: unknown, values?: unknown[]) =>
+          typeof text === 'string' && values?.length
+            ? client.query({ name: nameOf(text), text, values })
+            : client.query(text as string, values)) as never,
+        release: () => client.release(),
+      };
+    },
+    end: () => pool.end(),
+  };
 }
 
 /** dataDir null keeps the database in memory (tests). */
