@@ -51,18 +51,20 @@ create index items_last_movement_idx on items (date_last_movement desc nulls las
 -- Covering: counts over a status (and a partner) read only this index.
 create index items_status_idx on items (status, manufacturer_id) include (id);
 create index items_status_movement_idx on items (status, date_last_movement);
--- The stock filters of the list (values OR together: PostgreSQL combines these with a bitmap OR).
-create index items_negative_idx on items (item_number_normalized) where qty_on_hand < 0;
-create index items_oversold_idx on items (item_number_normalized) where qty_available < 0;
-create index items_out_of_stock_idx on items (item_number_normalized) where qty_on_hand = 0;
-create index items_below_reorder_idx on items (item_number_normalized) where reorder_level > 0 and qty_available < reorder_level;
-create index items_missing_price_idx on items (item_number_normalized) where price_1 is null;
+-- The stock filters of the list (values OR together: PostgreSQL combines these with a bitmap OR). They hold the status
+-- and the sort key, so a filtered page and its count read only the index.
+create index items_negative_idx on items (status, item_number_normalized, id) where qty_on_hand < 0;
+create index items_oversold_idx on items (status, item_number_normalized, id) where qty_available < 0;
+create index items_out_of_stock_idx on items (status, item_number_normalized, id) where qty_on_hand = 0;
+create index items_below_reorder_idx on items (status, item_number_normalized, id) where reorder_level > 0 and qty_available < reorder_level;
+create index items_missing_price_idx on items (status, item_number_normalized, id) where price_1 is null;
 create index items_category_idx on items (category);
 create index items_uom_idx on items (selling_uom);
 create index items_location_idx on items (warehouse_location);
--- Search: prefix on the normalized number, trigram for substring and fuzzy matches.
+-- Search: prefix on the normalized number, trigram GIN for substrings, trigram GiST for the nearest look-alikes.
 create index items_number_prefix_idx on items (item_number_normalized text_pattern_ops);
 create index items_number_trgm_idx on items using gin (item_number_normalized gin_trgm_ops);
+create index items_number_knn_idx on items using gist (item_number_normalized gist_trgm_ops);
 create index items_description_trgm_idx on items using gin (description gin_trgm_ops);
 
 create table item_aliases (
@@ -78,6 +80,7 @@ create table item_aliases (
 create index item_aliases_item_idx on item_aliases (item_id);
 create index item_aliases_prefix_idx on item_aliases (alias_normalized text_pattern_ops);
 create index item_aliases_trgm_idx on item_aliases using gin (alias_normalized gin_trgm_ops);
+create index item_aliases_knn_idx on item_aliases using gist (alias_normalized gist_trgm_ops);
 
 -- Stock by bin. Rows at a quarantine location hold inventory_status 'quarantine' and are not sellable on-hand.
 create table item_locations (

@@ -1,5 +1,5 @@
 // The item list (filters, sorts, q) and the item search, in SQL that the indexes of migration 0003 serve.
-import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import { containsPattern, prefixPattern } from '../../db/like.ts';
 import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
@@ -118,41 +118,79 @@ export type SearchHit = ListRow & {
 
 export const SEARCH_LIMIT = 20;
 
+type Stage = { matchType: SearchHit['match_type']; items: (n: string) => RawBuilder<unknown>; aliases: (n: string) => RawBuilder<unknown> };
+
+// Each stage matches item numbers and aliases; its LIMIT applies per branch, and later stages run only while fewer
+// than 20 items were found, so a common prefix never pays for the trigram stages.
+const STAGES: Stage[] = [
+  {
+    matchType: 'exact',
+    items: (n) => sql`1.0::float8 as score from items i where i.item_number_normalized = ${n}`,
+    aliases: (n) => sql`1.0::float8 as score from item_aliases a where a.alias_normalized = ${n}`,
+  },
+  {
+    matchType: 'prefix',
+    items: (n) => sql`0.95::float8 as score from items i where i.item_number_normalized like ${prefixPattern(n)}`,
+    aliases: (n) => sql`0.95::float8 as score from item_aliases a where a.alias_normalized like ${prefixPattern(n)}`,
+  },
+  {
+    // The spec's MatchType has no substring value: substring hits are reported as prefix with Score 0.75.
+    matchType: 'prefix',
+    items: (n) => sql`0.75::float8 as score from items i where i.item_number_normalized like ${containsPattern(n)}`,
+    aliases: (n) => sql`0.75::float8 as score from item_aliases a where a.alias_normalized like ${containsPattern(n)}`,
+  },
+  {
+    matchType: 'fuzzy',
+    items: (n) => sql`similarity(i.item_number_normalized, ${n})::float8 as score from items i where i.item_number_normalized % ${n}`,
+    aliases: (n) => sql`similarity(a.alias_normalized, ${n})::float8 as score from item_aliases a where a.alias_normalized % ${n}`,
+  },
+];
+
+/** The nearest look-alikes first (GiST trigram distance); the other stages need no order within their score. */
+function stageOrder(stage: Stage, column: string, n: string) {
+  return stage.matchType === 'fuzzy' ? sql`order by ${sql.ref(column)} <-> ${n}` : sql``;
+}
+
 /**
  * Up to 20 items: exact normalized matches (1.0), prefixes (0.95), substrings (0.75), then trigram look-alikes
  * (their similarity), over item numbers and aliases; each item once, with its best match.
  */
 export async function searchItems(db: Kysely<DB>, actor: Actor, q: string, manufacturer?: string): Promise<SearchHit[]> {
   const n = normalizeItemNumber(q);
+  if (!n) return [];
   const partner = actor.manufacturerId ?? manufacturer ?? null;
-  const scope = (column: string) => (partner ? sql`and ${sql.ref(column)} = ${partner}` : sql``);
-  const branches = [
-    sql`(select i.id as item_id, null::text as alias, 1.0::float8 as score, 'exact' as match_type from items i
-          where i.item_number_normalized = ${n} ${scope('i.manufacturer_id')} limit ${SEARCH_LIMIT})`,
-    sql`(select a.item_id, a.alias, 1.0::float8, 'exact' from item_aliases a
-          where a.alias_normalized = ${n} ${scope('a.manufacturer_id')} limit ${SEARCH_LIMIT})`,
-    sql`(select i.id, null, 0.95::float8, 'prefix' from items i
-          where i.item_number_normalized like ${prefixPattern(n)} ${scope('i.manufacturer_id')} order by i.item_number_normalized limit ${SEARCH_LIMIT})`,
-    sql`(select a.item_id, a.alias, 0.95::float8, 'prefix' from item_aliases a
-          where a.alias_normalized like ${prefixPattern(n)} ${scope('a.manufacturer_id')} order by a.alias_normalized limit ${SEARCH_LIMIT})`,
-    sql`(select i.id, null, 0.75::float8, 'prefix' from items i
-          where i.item_number_normalized like ${containsPattern(n)} ${scope('i.manufacturer_id')} limit ${SEARCH_LIMIT})`,
-    sql`(select a.item_id, a.alias, 0.75::float8, 'prefix' from item_aliases a
-          where a.alias_normalized like ${containsPattern(n)} ${scope('a.manufacturer_id')} limit ${SEARCH_LIMIT})`,
-    sql`(select i.id, null, similarity(i.item_number_normalized, ${n})::float8, 'fuzzy' from items i
-          where i.item_number_normalized % ${n} ${scope('i.manufacturer_id')} order by 3 desc limit ${SEARCH_LIMIT})`,
-    sql`(select a.item_id, a.alias, similarity(a.alias_normalized, ${n})::float8, 'fuzzy' from item_aliases a
-          where a.alias_normalized % ${n} ${scope('a.manufacturer_id')} order by 3 desc limit ${SEARCH_LIMIT})`,
-  ];
-  const columns = sql.join(LIST_COLUMNS.map((c) => sql.ref(`i.${c}`)));
-  const result = await sql<SearchHit>`
-    with hits as (${sql.join(branches, sql` union all `)}),
-    best as (select distinct on (item_id) item_id, alias, score, match_type from hits order by item_id, score desc, alias nulls first)
-    select ${columns}, m.code as manufacturer_code, m.name as manufacturer_name, b.alias, b.score, b.match_type
-    from best b
-    join items i on i.id = b.item_id
-    join manufacturers m on m.id = i.manufacturer_id
-    order by b.score desc, i.item_number_normalized, i.id
-    limit ${SEARCH_LIMIT}`.execute(db);
-  return result.rows;
+  const found = new Map<string, { alias: string | null; score: number; match_type: SearchHit['match_type'] }>();
+  for (const stage of STAGES) {
+    const room = SEARCH_LIMIT - found.size;
+    if (room <= 0) break;
+    const seen = [...found.keys()];
+    const rest = (alias: string, id: string) => sql`
+      ${partner ? sql`and ${sql.ref(`${alias}.manufacturer_id`)} = ${partner}` : sql``}
+      ${seen.length ? sql`and ${sql.ref(id)} <> all(${seen}::uuid[])` : sql``}`;
+    const rows = await sql<{ item_id: string; alias: string | null; score: number }>`
+      (select i.id as item_id, null::text as alias, ${stage.items(n)} ${rest('i', 'i.id')}
+        ${stageOrder(stage, 'i.item_number_normalized', n)} limit ${room})
+      union all
+      (select a.item_id, a.alias, ${stage.aliases(n)} ${rest('a', 'a.item_id')}
+        ${stageOrder(stage, 'a.alias_normalized', n)} limit ${room})`.execute(db);
+    // Within a stage an item keeps its best hit; a direct hit beats an alias hit of the same score.
+    const best = new Map<string, { alias: string | null; score: number }>();
+    for (const row of rows.rows) {
+      const current = best.get(row.item_id);
+      if (!current || row.score > current.score || (row.score === current.score && current.alias && !row.alias)) best.set(row.item_id, row);
+    }
+    const ranked = [...best].sort((a, b) => b[1].score - a[1].score).slice(0, room);
+    for (const [id, hit] of ranked) found.set(id, { alias: hit.alias, score: hit.score, match_type: stage.matchType });
+  }
+  if (!found.size) return [];
+  const items = await db
+    .selectFrom('items as i')
+    .innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id')
+    .select(LIST_COLUMNS.map((c) => `i.${c}` as const))
+    .select(['m.code as manufacturer_code', 'm.name as manufacturer_name'])
+    .where('i.id', 'in', [...found.keys()])
+    .execute();
+  return items
+    .map((item) => ({ ...item, ...found.get(item.id)! }))
+    .sort((a, b) => b.score - a.score || a.item_number_normalized.localeCompare(b.item_number_normalized) || a.id.localeCompare(b.id));
 }
