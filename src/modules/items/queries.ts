@@ -140,15 +140,18 @@ const STAGES: Stage[] = [
     aliases: (n) => sql`0.75::float8 as score from item_aliases a where a.alias_normalized like ${containsPattern(n)}`,
   },
   {
+    // On lower(): the expression of the GiST trigram indexes (trigrams ignore case, so the similarity is the same).
     matchType: 'fuzzy',
-    items: (n) => sql`similarity(i.item_number_normalized, ${n})::float8 as score from items i where i.item_number_normalized % ${n}`,
-    aliases: (n) => sql`similarity(a.alias_normalized, ${n})::float8 as score from item_aliases a where a.alias_normalized % ${n}`,
+    items: (n) => sql`similarity(lower(i.item_number_normalized), lower(${n}))::float8 as score from items i
+      where lower(i.item_number_normalized) % lower(${n})`,
+    aliases: (n) => sql`similarity(lower(a.alias_normalized), lower(${n}))::float8 as score from item_aliases a
+      where lower(a.alias_normalized) % lower(${n})`,
   },
 ];
 
 /** The nearest look-alikes first (GiST trigram distance); the other stages need no order within their score. */
 function stageOrder(stage: Stage, column: string, n: string) {
-  return stage.matchType === 'fuzzy' ? sql`order by ${sql.ref(column)} <-> ${n}` : sql``;
+  return stage.matchType === 'fuzzy' ? sql`order by lower(${sql.ref(column)}) <-> lower(${n})` : sql``;
 }
 
 /**
