@@ -5,7 +5,9 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { sql, type Kysely } from 'kysely';
 import type { Config } from './config.ts';
+import type { Database } from './db/connect.ts';
 import type { DB } from './db/schema.ts';
+import { actorCache, AUTH_CHANNEL } from './http/actor-cache.ts';
 import { registerAuth, API_PREFIX } from './http/auth.ts';
 import { renderDocsPage } from './http/docs-page.ts';
 import { ApiError, sendError, toApiError } from './http/errors.ts';
@@ -28,6 +30,8 @@ export interface AppDeps {
   config: Config;
   db: Kysely<DB>;
   counters: CounterStore;
+  /** The database's NOTIFY listener; without it every request looks its key up in the database. */
+  listen?: Database['listen'];
   logger?: FastifyServerOptions['logger'];
   /** Tests: answer 500 when a response does not match its documented schema. */
   checkResponses?: boolean;
@@ -39,6 +43,10 @@ const trustHops = (hops: number) => (_address: string, hop: number) => hop < hop
 const redactSecrets = (url: string) => url.replace(/^\/invites\/[^/?]+/, '/invites/[token]');
 
 const routeNotFound = (request: FastifyRequest) => new ApiError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
+
+// The NOTIFY keeps cached actors true; the time limit only bounds how long an unused key stays in memory.
+const ACTOR_CACHE_TTL_MS = 60_000;
+const ACTOR_CACHE_SIZE = 10_000;
 
 const API_DESCRIPTION =
   'JSON API of the consignment warehouse service. Every /api/v1 request carries `Authorization: Bearer jwc_...`. ' +
@@ -121,11 +129,18 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     return reply.type('text/html; charset=utf-8').send(docsPage);
   });
 
+  const actors = actorCache({ ttlMs: ACTOR_CACHE_TTL_MS, maxEntries: ACTOR_CACHE_SIZE });
+  if (deps.listen) {
+    const unlisten = await deps.listen(AUTH_CHANNEL, { notified: actors.clear, listening: actors.setListening });
+    app.addHook('onClose', unlisten);
+  }
+
   const moduleDeps: ModuleDeps = { db, config };
   await inviteRoutes(app, moduleDeps);
   await app.register(async (api) => {
     registerAuth(api, {
       db,
+      actors,
       counters: deps.counters,
       perKeyLimit: config.rateLimitPerKey,
       failedPerAddressLimit: config.rateLimitFailedPerAddress,

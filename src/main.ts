@@ -12,7 +12,7 @@ async function main() {
   const database = await connect(config);
   const applied = await migrate(database.db);
   const counters = config.redisUrl ? redisCounterStore(config.redisUrl) : memoryCounterStore();
-  const app = await buildApp({ config, db: database.db, counters });
+  const app = await buildApp({ config, db: database.db, counters, listen: database.listen });
   app.log.info({ database: database.kind, applied }, 'database ready');
 
   const first = await ensureFirstAdmin(database.db, config.bootstrapAdminKey);

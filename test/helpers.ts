@@ -126,6 +126,7 @@ export async function startApp(options: TestAppOptions = {}): Promise<TestApp> {
     config,
     db: database.db,
     counters,
+    listen: database.listen,
     checkResponses: true,
     logger: options.logStream ? { level: 'info', stream: options.logStream } : false,
   });

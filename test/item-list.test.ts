@@ -152,6 +152,14 @@ describe('search', () => {
     assert.ok(hit.Score > 0.3 && hit.Score < 0.75);
   });
 
+  test('% and _ in the query are characters, not wildcards', async () => {
+    await createItem(t, south, 'PCT%50');
+    await createItem(t, south, 'UNDXR9');
+    const numbers = async (q: string) => (await search(q)).map((h: { Item: { item_number_display: string } }) => h.Item.item_number_display);
+    assert.ok((await numbers('T%5')).includes('PCT%50'));
+    assert.equal((await numbers('ND_R9')).includes('UNDXR9'), false);
+  });
+
   test('at most 20 results', async () => {
     for (let i = 0; i < 25; i++) await createItem(t, south, `BULK-${String(i).padStart(3, '0')}`);
     assert.equal((await search('BULK')).length, 20);

@@ -45,6 +45,7 @@ after(() => t?.close());
 const BIG_TABLES = ['items', 'item_aliases', 'inventory_movements'];
 
 function literal(value: unknown): string {
+  if (value === null) return 'null';
   if (value instanceof Date) return `'${value.toISOString()}'`;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   if (Array.isArray(value)) return `'{${value.map((v) => `"${String(v)}"`).join(',')}}'`;
@@ -99,4 +100,28 @@ test('no list, search or ledger query reads items, aliases or movements sequenti
     }
   }
   assert.deepEqual(failures, []);
+});
+
+test('every stage of the search function has an index path in the generic plan it runs with', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
+  const { rows } = await sql<{ body: string; settings: string[] }>`
+    select prosrc as body, proconfig as settings from pg_proc where proname = 'search_item_numbers'`.execute(t.db);
+  const { body, settings } = rows[0]!;
+  assert.ok(settings.includes('plan_cache_mode=force_generic_plan'));
+  // The function's one statement, with its variables as the parameters of a prepared statement.
+  const statement = body.slice(body.indexOf('return query') + 'return query'.length, body.lastIndexOf(';'))
+    .replace(/\bprefix_end\b/g, '$3').replace(/\bcontains\b/g, '$4').replace(/\bpartner\b/g, '$2').replace(/\bq\b/g, '$1');
+  const plans = await t.db.connection().execute(async (connection) => {
+    for (const setting of settings) await sql.raw(`set ${setting.replace('=', ' = ')}`).execute(connection);
+    await sql.raw(`prepare search_probe (text, uuid, text, text) as ${statement}`).execute(connection);
+    try {
+      const explain = async (q: string, partnerId: string | null) => (await sql.raw<{ 'QUERY PLAN': [{ Plan: unknown }] }>(
+        `explain (format json) execute search_probe(${[q, partnerId].map(literal).join(', ')}, ${literal(q)} || chr(1114111), ${literal(`%${q}%`)})`,
+      ).execute(connection)).rows[0]!['QUERY PLAN'][0].Plan;
+      return [await explain('PALN1', null), await explain('GEN1', partner)];
+    } finally {
+      await sql.raw('deallocate search_probe').execute(connection);
+      await sql.raw('reset all').execute(connection);
+    }
+  });
+  for (const plan of plans) assert.deepEqual(seqScans(plan), []);
 });

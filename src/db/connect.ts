@@ -11,7 +11,15 @@ import type { DB } from './schema.ts';
 export interface Database {
   db: Kysely<DB>;
   kind: 'postgres' | 'pglite';
+  /** Hears NOTIFYs on a channel; returns the function that stops listening. */
+  listen(channel: string, handlers: ListenHandlers): Promise<() => Promise<void>>;
   close(): Promise<void>;
+}
+
+export interface ListenHandlers {
+  notified(): void;
+  /** true once notifications arrive, false when they may be missed (the listening connection is gone). */
+  listening(on: boolean): void;
 }
 
 // int8 (counts, sequences) and numeric (money) arrive as strings by default; quantities fit a JS number exactly,
@@ -35,7 +43,49 @@ export function connectPostgres(url: string, poolSize = 10): Database {
   // An idle client losing its server must not crash the process; the next checkout reconnects.
   pool.on('error', () => {});
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: withPreparedStatements(pool) }) });
-  return { db, kind: 'postgres', close: () => db.destroy() };
+  return { db, kind: 'postgres', listen: (channel, handlers) => listenOnServer(url, channel, handlers), close: () => db.destroy() };
+}
+
+const RELISTEN_AFTER_MS = 1000;
+
+/** A connection of its own that LISTENs, reconnecting after a loss; `listening(false)` until it hears again. */
+async function listenOnServer(url: string, channel: string, handlers: ListenHandlers): Promise<() => Promise<void>> {
+  let client: pg.Client | null = null;
+  let retry: NodeJS.Timeout | undefined;
+  let stopped = false;
+
+  const lost = (which: pg.Client) => {
+    if (client !== which) return;
+    client = null;
+    handlers.listening(false);
+    which.end().catch(() => {});
+    if (!stopped) retry = setTimeout(open, RELISTEN_AFTER_MS);
+  };
+
+  async function open(): Promise<void> {
+    const candidate = new pg.Client({ connectionString: url });
+    candidate.on('notification', () => handlers.notified());
+    candidate.on('error', () => lost(candidate));
+    candidate.on('end', () => lost(candidate));
+    try {
+      client = candidate;
+      await candidate.connect();
+      await candidate.query(`listen ${pg.escapeIdentifier(channel)}`);
+      if (client === candidate) handlers.listening(true);
+    } catch {
+      lost(candidate);
+    }
+  }
+
+  await open();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    const last = client;
+    client = null;
+    handlers.listening(false);
+    await last?.end().catch(() => {});
+  };
 }
 
 // Text matching (LIKE, trigram %) is planned anew for each pattern: a plan cached for any value would not know that
@@ -80,6 +130,15 @@ export async function connectPGlite(dataDir: string | null): Promise<Database> {
   return {
     db,
     kind: 'pglite',
+    // One process owns the data directory, so every change is this process's own: nothing can be missed.
+    listen: async (channel, handlers) => {
+      const unlisten = await pglite.listen(channel, () => handlers.notified());
+      handlers.listening(true);
+      return async () => {
+        handlers.listening(false);
+        await unlisten();
+      };
+    },
     close: async () => {
       await db.destroy();
       await pglite.close();

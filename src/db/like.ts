@@ -2,4 +2,3 @@
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, '\\$&');
 
 export const containsPattern = (text: string) => `%${escapeLike(text)}%`;
-export const prefixPattern = (text: string) => `${escapeLike(text)}%`;

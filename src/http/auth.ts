@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
+import type { ActorCache } from './actor-cache.ts';
 import { effectivePermissions, isRole, ROLE_DEFINITIONS, type Permission, type Role } from '../domain/roles.ts';
 import { API_KEY_PATTERN, sha256 } from '../domain/secrets.ts';
 import { ApiError, forbidden, unauthorized } from './errors.ts';
@@ -30,6 +31,8 @@ declare module 'fastify' {
     permission?: Permission;
     /** Only a system_admin whose key holds admin.api_keys (administration of users and reference data). */
     administers?: boolean;
+    /** Changes users or keys: this instance forgets cached actors before answering (others hear the NOTIFY). */
+    changesActors?: boolean;
   }
 }
 
@@ -37,6 +40,7 @@ export const API_PREFIX = '/api/v1';
 
 export interface AuthOptions {
   db: Kysely<DB>;
+  actors: ActorCache;
   counters: CounterStore;
   perKeyLimit: number;
   failedPerAddressLimit: number;
@@ -70,7 +74,7 @@ export function inPartnerScope<QB extends { where: (...args: any[]) => any }>(qb
   return actor.manufacturerId ? (qb.where(sql.ref(column), '=', actor.manufacturerId) as QB) : qb;
 }
 
-async function findActor(db: Kysely<DB>, key: string): Promise<Actor> {
+async function findActor(db: Kysely<DB>, keyHash: string): Promise<Actor> {
   const row = await db
     .selectFrom('api_keys as k')
     .innerJoin('users as u', 'u.id', 'k.user_id')
@@ -78,12 +82,10 @@ async function findActor(db: Kysely<DB>, key: string): Promise<Actor> {
       'k.id as key_id', 'k.name as key_name', 'k.scopes', 'k.expires_at', 'k.revoked_at',
       'u.id as user_id', 'u.name as user_name', 'u.email', 'u.role', 'u.manufacturer_id', 'u.is_active',
     ])
-    .where('k.key_hash', '=', sha256(key))
+    .where('k.key_hash', '=', keyHash)
     .executeTakeFirst();
   if (!row) throw unauthorized('API key is not valid');
   if (row.revoked_at) throw unauthorized('API key has been revoked');
-  const expiresAt = row.expires_at ? new Date(row.expires_at) : null;
-  if (expiresAt && expiresAt.getTime() <= Date.now()) throw unauthorized('API key has expired');
   if (!row.is_active) throw unauthorized('the key’s user is deactivated');
   if (!isRole(row.role)) throw unauthorized('the key’s user has an unknown role');
   return {
@@ -95,7 +97,7 @@ async function findActor(db: Kysely<DB>, key: string): Promise<Actor> {
     apiKeyId: row.key_id,
     keyName: row.key_name,
     scopes: row.scopes,
-    expiresAt,
+    expiresAt: row.expires_at ? new Date(row.expires_at) : null,
     permissions: new Set(effectivePermissions(row.scopes, row.role)),
   };
 }
@@ -118,7 +120,7 @@ function rateLimited(resetMs: number, message: string): ApiError {
  * router matched, not the raw URL (which may be percent-encoded or absolute).
  */
 export function registerAuth(api: FastifyInstance, options: AuthOptions): void {
-  const { db, counters, perKeyLimit, failedPerAddressLimit, windowMs } = options;
+  const { db, actors, counters, perKeyLimit, failedPerAddressLimit, windowMs } = options;
 
   // A counter store that cannot be reached must not take the API down with it: the request goes through.
   async function count<T>(work: () => Promise<T>): Promise<T | null> {
@@ -132,24 +134,26 @@ export function registerAuth(api: FastifyInstance, options: AuthOptions): void {
 
   api.addHook('onRequest', async (request, reply) => {
     const failBucket = `fail:${request.ip}`;
-    let key: string | null = null;
+    let keyHash: string | null = null;
     let keyError: ApiError | null = null;
     try {
-      key = bearerKey(request);
+      keyHash = sha256(bearerKey(request));
     } catch (error) {
       keyError = error as ApiError;
     }
     // An address over its failed-key limit is refused before any key is looked at: otherwise guessing would go on.
     const [failures, used] = await Promise.all([
       count(() => counters.peek(failBucket)),
-      key ? count(() => counters.hit(`key:${sha256(key)}`, windowMs)) : null,
+      keyHash ? count(() => counters.hit(`key:${keyHash}`, windowMs)) : null,
     ]);
     if (failures && failures.count >= failedPerAddressLimit) throw rateLimited(failures.resetMs, 'too many failed API key attempts');
 
     let actor: Actor;
     try {
       if (keyError) throw keyError;
-      actor = await findActor(db, key!);
+      actor = await actors.lookup(keyHash!, () => findActor(db, keyHash!));
+      // Checked on every request, cached or not: expiry needs no change to the key to take effect.
+      if (actor.expiresAt && actor.expiresAt.getTime() <= Date.now()) throw unauthorized('API key has expired');
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       const failed = await count(() => counters.hit(failBucket, windowMs));
@@ -169,5 +173,10 @@ export function registerAuth(api: FastifyInstance, options: AuthOptions): void {
     const { permission, administers } = request.routeOptions.config;
     if (permission) requirePermission(actor, permission);
     if (administers && !canAdminister(actor)) throw forbidden('only a system_admin key holding admin.api_keys may do this');
+  });
+
+  // Before the answer leaves: the caller's next request must already see the change (other instances hear the NOTIFY).
+  api.addHook('onSend', async (request) => {
+    if (request.routeOptions.config.changesActors) actors.clear();
   });
 }

@@ -9,6 +9,7 @@ import { acceptInvite, createUser, getUser, listUsers, reissueInvite, setUserAct
 
 const tags = ['Administration'];
 const administers = { administers: true } as const;
+const changesUser = { administers: true, changesActors: true } as const;
 
 export async function adminRoutes(app: App, { db, config }: ModuleDeps) {
   app.get('/admin/users', {
@@ -31,7 +32,7 @@ export async function adminRoutes(app: App, { db, config }: ModuleDeps) {
   }, async (request) => ({ data: await getUser(db, request.params.id) }));
 
   app.patch('/admin/users/:id', {
-    config: administers,
+    config: changesUser,
     schema: {
       tags, summary: 'Update a user', description: 'A role change takes effect on the user\'s keys at the next request.',
       params: IdParams, body: UpdateUser, response: responses({ 200: DataEnvelope(User) }),
@@ -39,7 +40,7 @@ export async function adminRoutes(app: App, { db, config }: ModuleDeps) {
   }, async (request) => ({ data: await updateUser(db, actorOf(request), request.params.id, request.body) }));
 
   app.post('/admin/users/:id/deactivate', {
-    config: administers,
+    config: changesUser,
     schema: { tags, summary: 'Deactivate a user (their keys stop at once)', params: IdParams, response: noContent },
   }, async (request, reply) => {
     await setUserActive(db, actorOf(request), request.params.id, false);
@@ -47,7 +48,7 @@ export async function adminRoutes(app: App, { db, config }: ModuleDeps) {
   });
 
   app.post('/admin/users/:id/reactivate', {
-    config: administers,
+    config: changesUser,
     schema: { tags, summary: 'Reactivate a user', params: IdParams, response: noContent },
   }, async (request, reply) => {
     await setUserActive(db, actorOf(request), request.params.id, true);

@@ -28,7 +28,7 @@ export async function apiKeyRoutes(app: App, { db }: ModuleDeps) {
   });
 
   app.delete('/api-keys/:id', {
-    config,
+    config: { ...config, changesActors: true },
     schema: { tags, summary: 'Revoke an API key (it stops at the next request)', params: IdParams, response: noContent },
   }, async (request, reply) => {
     await revokeApiKey(db, actorOf(request), request.params.id);

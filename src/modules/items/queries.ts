@@ -1,6 +1,6 @@
 // The item list (filters, sorts, q) and the item search, in SQL that the indexes of migration 0003 serve.
-import { sql, type Expression, type ExpressionBuilder, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
-import { containsPattern, prefixPattern } from '../../db/like.ts';
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import { containsPattern } from '../../db/like.ts';
 import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import type { Page } from '../../http/pagination.ts';
@@ -116,84 +116,25 @@ export type SearchHit = ListRow & {
   match_type: 'exact' | 'prefix' | 'fuzzy';
 };
 
-export const SEARCH_LIMIT = 20;
-
-type Stage = { matchType: SearchHit['match_type']; items: (n: string) => RawBuilder<unknown>; aliases: (n: string) => RawBuilder<unknown> };
-
-// Each stage matches item numbers and aliases; its LIMIT applies per branch, and later stages run only while fewer
-// than 20 items were found, so a common prefix never pays for the trigram stages.
-const STAGES: Stage[] = [
-  {
-    matchType: 'exact',
-    items: (n) => sql`1.0::float8 as score from items i where i.item_number_normalized = ${n}`,
-    aliases: (n) => sql`1.0::float8 as score from item_aliases a where a.alias_normalized = ${n}`,
-  },
-  {
-    matchType: 'prefix',
-    items: (n) => sql`0.95::float8 as score from items i where i.item_number_normalized like ${prefixPattern(n)}`,
-    aliases: (n) => sql`0.95::float8 as score from item_aliases a where a.alias_normalized like ${prefixPattern(n)}`,
-  },
-  {
-    // The spec's MatchType has no substring value: substring hits are reported as prefix with Score 0.75.
-    matchType: 'prefix',
-    items: (n) => sql`0.75::float8 as score from items i where i.item_number_normalized like ${containsPattern(n)}`,
-    aliases: (n) => sql`0.75::float8 as score from item_aliases a where a.alias_normalized like ${containsPattern(n)}`,
-  },
-  {
-    // On lower(): the expression of the GiST trigram indexes (trigrams ignore case, so the similarity is the same).
-    matchType: 'fuzzy',
-    items: (n) => sql`similarity(lower(i.item_number_normalized), lower(${n}))::float8 as score from items i
-      where lower(i.item_number_normalized) % lower(${n})`,
-    aliases: (n) => sql`similarity(lower(a.alias_normalized), lower(${n}))::float8 as score from item_aliases a
-      where lower(a.alias_normalized) % lower(${n})`,
-  },
-];
-
-/** The nearest look-alikes first (GiST trigram distance); the other stages need no order within their score. */
-function stageOrder(stage: Stage, column: string, n: string) {
-  return stage.matchType === 'fuzzy' ? sql`order by lower(${sql.ref(column)}) <-> lower(${n})` : sql``;
-}
+const SEARCH_LIMIT = 20;
 
 /**
  * Up to 20 items: exact normalized matches (1.0), prefixes (0.95), substrings (0.75), then trigram look-alikes
- * (their similarity), over item numbers and aliases; each item once, with its best match.
+ * (their similarity), over item numbers and aliases; each item once, with its best match. The stages are the SQL
+ * function search_item_numbers (migration 0007): one round trip, a plan made once per connection.
  */
 export async function searchItems(db: Kysely<DB>, actor: Actor, q: string, manufacturer?: string): Promise<SearchHit[]> {
   const n = normalizeItemNumber(q);
   if (!n) return [];
   const partner = actor.manufacturerId ?? manufacturer ?? null;
-  const found = new Map<string, { alias: string | null; score: number; match_type: SearchHit['match_type'] }>();
-  for (const stage of STAGES) {
-    const room = SEARCH_LIMIT - found.size;
-    if (room <= 0) break;
-    const seen = [...found.keys()];
-    const rest = (alias: string, id: string) => sql`
-      ${partner ? sql`and ${sql.ref(`${alias}.manufacturer_id`)} = ${partner}` : sql``}
-      ${seen.length ? sql`and ${sql.ref(id)} <> all(${seen}::uuid[])` : sql``}`;
-    const rows = await sql<{ item_id: string; alias: string | null; score: number }>`
-      (select i.id as item_id, null::text as alias, ${stage.items(n)} ${rest('i', 'i.id')}
-        ${stageOrder(stage, 'i.item_number_normalized', n)} limit ${room})
-      union all
-      (select a.item_id, a.alias, ${stage.aliases(n)} ${rest('a', 'a.item_id')}
-        ${stageOrder(stage, 'a.alias_normalized', n)} limit ${room})`.execute(db);
-    // Within a stage an item keeps its best hit; a direct hit beats an alias hit of the same score.
-    const best = new Map<string, { alias: string | null; score: number }>();
-    for (const row of rows.rows) {
-      const current = best.get(row.item_id);
-      if (!current || row.score > current.score || (row.score === current.score && current.alias && !row.alias)) best.set(row.item_id, row);
-    }
-    const ranked = [...best].sort((a, b) => b[1].score - a[1].score).slice(0, room);
-    for (const [id, hit] of ranked) found.set(id, { alias: hit.alias, score: hit.score, match_type: stage.matchType });
-  }
-  if (!found.size) return [];
-  const items = await db
-    .selectFrom('items as i')
+  const hits = await db
+    .selectFrom(sql<{ item_id: string; alias: string | null; score: number; match_type: SearchHit['match_type'] }>`search_item_numbers(${n}, ${partner}::uuid)`.as('h'))
+    .innerJoin('items as i', 'i.id', 'h.item_id')
     .innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id')
     .select(LIST_COLUMNS.map((c) => `i.${c}` as const))
-    .select(['m.code as manufacturer_code', 'm.name as manufacturer_name'])
-    .where('i.id', 'in', [...found.keys()])
+    .select(['m.code as manufacturer_code', 'm.name as manufacturer_name', 'h.alias', 'h.score', 'h.match_type'])
+    .orderBy('h.score', 'desc').orderBy('i.item_number_normalized').orderBy('i.id')
+    .limit(SEARCH_LIMIT)
     .execute();
-  return items
-    .map((item) => ({ ...item, ...found.get(item.id)! }))
-    .sort((a, b) => b.score - a.score || a.item_number_normalized.localeCompare(b.item_number_normalized) || a.id.localeCompare(b.id));
+  return hits;
 }
