@@ -5,9 +5,11 @@ import type { ContactAssociationsTable, DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory } from '../../domain/history.ts';
 import type { Permission } from '../../domain/roles.ts';
-import { hasPermission, inPartnerScope, requirePermission, type Actor } from '../../http/auth.ts';
+import { hasPermission, requirePermission, type Actor } from '../../http/auth.ts';
 import { ApiError, forbidden, notFound } from '../../http/errors.ts';
 import type { Page } from '../../http/pagination.ts';
+import { getCustomer } from '../customers/service.ts';
+import { getManufacturer } from '../manufacturers/service.ts';
 import {
   activeLinkedContacts, contactInScope, inListOrder, LINK_COLUMN, linkBetween, linksOf, listLinkedContacts, type EntityType,
 } from './queries.ts';
@@ -34,15 +36,13 @@ const describeLink = (link: Link) => ({ association_id: link.id, entity_type: en
 /** The entity a contact operation names: the key needs the entity's permission and must reach the entity. */
 async function reachEntity(db: Executor, actor: Actor, entityType: EntityType, entityId: string, access: Access): Promise<void> {
   requirePermission(actor, ENTITY_PERMISSIONS[entityType][access]);
-  if (entityType === 'customer') {
-    // Customers are global, but a partner-scoped key reaches only the contacts of its own partner.
-    if (actor.manufacturerId) throw new ApiError(404, 'not_found', 'customer contacts are not available to a partner-scoped key');
-    const customer = await db.selectFrom('customers').select('id').where('id', '=', entityId).executeTakeFirst();
-    if (!customer) throw notFound('customer');
+  if (entityType === 'manufacturer') {
+    await getManufacturer(db, actor, entityId);
     return;
   }
-  const partner = await inPartnerScope(db.selectFrom('manufacturers').select('id').where('id', '=', entityId), actor, 'manufacturers.id').executeTakeFirst();
-  if (!partner) throw notFound('manufacturer');
+  // Customers are global, but a partner-scoped key reaches only the contacts of its own partner.
+  if (actor.manufacturerId) throw new ApiError(404, 'not_found', 'customer contacts are not available to a partner-scoped key');
+  await getCustomer(db, entityId);
 }
 
 /**
