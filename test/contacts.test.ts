@@ -165,6 +165,15 @@ describe('links', () => {
     assert.ok((await listed('customer', customer)).data.some((c: { id: string; role: string }) => c.id === id && c.role === 'direct_ship'));
   });
 
+  test('parallel PUTs of one link all answer 200 and leave one link', async () => {
+    const id = await addContact(acme, 'manufacturer', { last_name: 'Racing' });
+    const answers = await Promise.all(['a', 'b', 'c', 'd'].map((role) =>
+      call(t.app, 'PUT', `/api/v1/contacts/${id}/associations/customer/${customer}`, { key: t.adminKey, body: { role } })));
+    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200, 200]);
+    assert.equal(new Set(answers.map((a) => a.body.association_id)).size, 1);
+    assert.equal((await linksOf(id)).filter((l) => l.customer_id === customer).length, 1);
+  });
+
   test('DELETE removes one link (204); the contact and its other links stay; an absent link is 404', async () => {
     const id = await addContact(acme, 'manufacturer', { last_name: 'Unlinked' });
     await call(t.app, 'PUT', `/api/v1/contacts/${id}/associations/customer/${customer}`, { key: t.adminKey, body: { role: '' } });

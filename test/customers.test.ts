@@ -59,6 +59,15 @@ describe('customers', () => {
     assert.deepEqual([await count('customers'), await count('history')], before);
   });
 
+  test('parallel creates of one account number: one 201, the others 422 duplicate_account_number', async () => {
+    const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => call(t.app, 'POST', '/api/v1/customers', {
+      key: t.adminKey, body: { account_number: i % 2 ? 'race-1' : 'RACE-1', name: `Racer ${i}` },
+    })));
+    assert.deepEqual(answers.map((a) => a.status).sort(), [201, 422, 422, 422, 422]);
+    for (const answer of answers.filter((a) => a.status === 422)) expectError(answer, 422, 'duplicate_account_number');
+    assert.equal((await t.db.selectFrom('customers').select('id').where((eb) => eb(eb.fn('lower', ['account_number']), '=', 'race-1')).execute()).length, 1);
+  });
+
   test('bad create bodies are 400 and write nothing', async () => {
     const before = await count('customers');
     const bodies: [unknown, RegExp][] = [
@@ -195,13 +204,14 @@ describe('drop-ship locations', () => {
     assert.deepEqual([await count('drop_ship_locations'), await count('history')], before);
   });
 
-  test('wrong types, unknown fields and NUL are 400; an unknown customer is 404; a malformed id 400; nothing written', async () => {
+  test('wrong types, unknown fields, NUL and text over 2,000 characters are 400; an unknown customer is 404; a malformed id 400; nothing written', async () => {
     const customer = await createCustomer();
     const before = await count('drop_ship_locations');
     const post = (id: string, body: unknown) => call(t.app, 'POST', `/api/v1/customers/${id}/drop-ship-locations`, { key: t.adminKey, body });
     expectError(await post(customer, { ...validLocation, zip_code: 12207 }), 400, 'bad_request');
     expectError(await post(customer, { ...validLocation, is_hidden: true }), 400, 'bad_request');
     expectError(await post(customer, { ...validLocation, name: 'a\u0000b' }), 400, 'bad_request');
+    expectError(await post(customer, { ...validLocation, notes: 'n'.repeat(2001) }), 400, 'bad_request');
     expectError(await post(MISSING, validLocation), 404, 'not_found');
     expectError(await post(MISSING, {}), 404, 'not_found');
     expectError(await post('nope', validLocation), 400, 'bad_request');
