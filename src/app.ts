@@ -19,6 +19,8 @@ import { checkResponseShape, formatSchemaErrors, validatorCompiler } from './htt
 import { accountRoutes } from './modules/account/routes.ts';
 import { adminRoutes, inviteRoutes } from './modules/admin/routes.ts';
 import { apiKeyRoutes } from './modules/api-keys/routes.ts';
+import { contactRoutes } from './modules/contacts/routes.ts';
+import { customerRoutes } from './modules/customers/routes.ts';
 import { inventoryRoutes } from './modules/inventory/routes.ts';
 import { itemRoutes } from './modules/items/routes.ts';
 import { locationRoutes } from './modules/locations/routes.ts';
@@ -158,6 +160,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await itemRoutes(api as App, moduleDeps);
     await inventoryRoutes(api as App, moduleDeps);
     await locationRoutes(api as App, moduleDeps);
+    await customerRoutes(api as App, moduleDeps);
+    await contactRoutes(api as App, moduleDeps);
   }, { prefix: API_PREFIX });
 
   return app;

@@ -34,6 +34,14 @@ test('documents every route the app serves, each with responses, and a body sche
     'get /api/v1/locations', 'post /api/v1/locations', 'get /api/v1/locations/{id}', 'patch /api/v1/locations/{id}',
     'post /api/v1/locations/{id}/retire', 'post /api/v1/locations/{id}/reactivate', 'get /api/v1/locations/{id}/stock',
     'post /api/v1/locations/{id}/relocate', 'post /api/v1/locations/{id}/move-all',
+    'get /api/v1/customers', 'post /api/v1/customers', 'get /api/v1/customers/{id}', 'patch /api/v1/customers/{id}',
+    'get /api/v1/customers/{id}/drop-ship-locations', 'post /api/v1/customers/{id}/drop-ship-locations',
+    'patch /api/v1/customers/{id}/drop-ship-locations/{locationId}', 'post /api/v1/customers/{id}/drop-ship-locations/{locationId}/hide',
+    'get /api/v1/customers/{id}/third-party-payers', 'post /api/v1/customers/{id}/third-party-payers',
+    'patch /api/v1/customers/{id}/third-party-payers/{payerId}', 'post /api/v1/customers/{id}/third-party-payers/{payerId}/hide',
+    'get /api/v1/contacts/{entityType}/{entityID}', 'post /api/v1/contacts/{entityType}/{entityID}',
+    'get /api/v1/contacts/{id}', 'patch /api/v1/contacts/{id}', 'post /api/v1/contacts/{id}/deactivate',
+    'put /api/v1/contacts/{id}/associations/{entityType}/{entityID}', 'delete /api/v1/contacts/{id}/associations/{entityType}/{entityID}',
   ];
   const documented = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods as object).map((m) => `${m} ${path}`));
   assert.deepEqual([...documented].sort(), [...expected].sort());
@@ -42,7 +50,7 @@ test('documents every route the app serves, each with responses, and a body sche
       const success = Object.keys(op.responses).filter((status) => /^2/.test(status));
       assert.equal(success.length, 1, `${method} ${path} documents one success response`);
       assert.ok(op.responses['4XX'] ?? op.responses['4xx'], `${method} ${path} documents its errors`);
-      if (['post', 'patch', 'put'].includes(method) && !/deactivate|reactivate|invite$|retire$/.test(path)) {
+      if (['post', 'patch', 'put'].includes(method) && !/deactivate|reactivate|invite$|retire$|hide$/.test(path)) {
         assert.ok(op.requestBody?.content?.['application/json']?.schema, `${method} ${path} has a request body schema`);
       }
       if (path.startsWith('/api/v1/')) assert.deepEqual(op.security, [{ bearerAuth: [] }]);
@@ -53,6 +61,10 @@ test('documents every route the app serves, each with responses, and a body sche
 test('tells the permission a route checks', () => {
   assert.match(doc.paths['/api/v1/manufacturers'].post.description, /manufacturers\.edit/);
   assert.match(doc.paths['/api/v1/admin/users'].get.description, /system_admin/);
+  assert.match(doc.paths['/api/v1/customers'].post.description, /customers\.edit/);
+  // Contact routes check the permission of the entity named in the path or linked to the contact.
+  assert.match(doc.paths['/api/v1/contacts/{entityType}/{entityID}'].get.description, /manufacturers\.view.*customers\.view/);
+  assert.match(doc.paths['/api/v1/contacts/{id}'].patch.description, /manufacturers\.edit.*customers\.edit/);
 });
 
 test('/docs is an HTML reference rendered from the document', async () => {

@@ -199,6 +199,86 @@ export interface InventoryMovementsTable {
   performed_at: CreatedAt;
 }
 
+export interface CustomersTable {
+  id: Generated<string>;
+  account_number: string;
+  name: string;
+  customer_type_code: string | null;
+  region: string | null;
+  address_line_1: string | null;
+  address_line_2: string | null;
+  city: string | null;
+  state: string | null;
+  zip_code: string | null;
+  status: Generated<'active' | 'inactive'>;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface DropShipLocationsTable {
+  id: Generated<string>;
+  customer_id: string;
+  name: string;
+  attention: string | null;
+  address_line_1: string;
+  address_line_2: string | null;
+  city: string;
+  state: string;
+  zip_code: string;
+  country: Generated<string>;
+  phone: string | null;
+  email: string | null;
+  notes: string | null;
+  is_hidden: Generated<boolean>;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface ThirdPartyPayersTable {
+  id: Generated<string>;
+  customer_id: string;
+  name: string;
+  attention: string | null;
+  address_line_1: string;
+  address_line_2: string | null;
+  city: string;
+  state: string;
+  zip_code: string;
+  country: Generated<string>;
+  carrier_account: string;
+  notes: string | null;
+  is_hidden: Generated<boolean>;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface ContactsTable {
+  id: Generated<string>;
+  first_name: string | null;
+  last_name: string;
+  title: string | null;
+  email: string | null;
+  phone: string | null;
+  mobile: string | null;
+  notes: string | null;
+  is_primary: Generated<boolean>;
+  status: Generated<'active' | 'inactive'>;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+  created_by: string | null;
+  updated_by: string | null;
+}
+
+export interface ContactAssociationsTable {
+  id: Generated<string>;
+  contact_id: string;
+  manufacturer_id: string | null;
+  customer_id: string | null;
+  role: Generated<string>;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
 export interface DB {
   items: ItemsTable;
   item_aliases: ItemAliasesTable;
@@ -210,6 +290,11 @@ export interface DB {
   warehouses: WarehousesTable;
   locations: LocationsTable;
   ship_via: ShipViaTable;
+  customers: CustomersTable;
+  drop_ship_locations: DropShipLocationsTable;
+  third_party_payers: ThirdPartyPayersTable;
+  contacts: ContactsTable;
+  contact_associations: ContactAssociationsTable;
   history: HistoryTable;
   outbox_events: OutboxEventsTable;
   idempotency_keys: IdempotencyKeysTable;

@@ -32,6 +32,7 @@ const UNIQUE_VIOLATIONS: Record<string, () => ApiError> = {
   ship_via_code_key: () => conflict('a ship-via code with this code already exists'),
   items_manufacturer_number_key: () => new ApiError(409, 'duplicate_item_number', 'this supply partner already has an item with this number'),
   item_aliases_manufacturer_alias_key: () => conflict('this supply partner already has an item with this alias'),
+  customers_account_number_key: () => new ApiError(422, 'duplicate_account_number', 'a customer with this account number already exists'),
 };
 
 interface PgError {

@@ -1,0 +1,65 @@
+// The customer list and the lookups of a customer's drop-ship locations and third-party payers.
+import type { Kysely, Transaction } from 'kysely';
+import { containsPattern } from '../../db/like.ts';
+import type { DB } from '../../db/schema.ts';
+import type { Page } from '../../http/pagination.ts';
+import type { CUSTOMER_STATUSES } from './schemas.ts';
+
+type Executor = Kysely<DB> | Transaction<DB>;
+
+/** The two address books of a customer; their tables share every column these queries touch. */
+export type AddressTable = 'drop_ship_locations' | 'third_party_payers';
+
+export interface CustomerFilter {
+  q?: string;
+  status?: (typeof CUSTOMER_STATUSES)[number];
+}
+
+function filteredCustomers(db: Kysely<DB>, filter: CustomerFilter) {
+  let query = db.selectFrom('customers');
+  if (filter.status) query = query.where('status', '=', filter.status);
+  const text = filter.q?.trim();
+  if (text) {
+    const pattern = containsPattern(text);
+    query = query.where((eb) => eb.or([eb('account_number', 'ilike', pattern), eb('name', 'ilike', pattern)]));
+  }
+  return query;
+}
+
+/** By name (case-insensitive), then account number, which is unique: pages never overlap. */
+export async function listCustomers(db: Kysely<DB>, filter: CustomerFilter, page: Page) {
+  const [rows, total] = await Promise.all([
+    filteredCustomers(db, filter)
+      .selectAll()
+      .orderBy((eb) => eb.fn('lower', ['name']))
+      .orderBy('account_number')
+      .limit(page.perPage)
+      .offset(page.offset)
+      .execute(),
+    filteredCustomers(db, filter).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: total.count };
+}
+
+export const customerById = (db: Executor, id: string) => db.selectFrom('customers').selectAll().where('id', '=', id);
+
+/** A customer's address records by name; hidden ones only when asked for. */
+export async function listAddresses(db: Kysely<DB>, table: AddressTable, customerId: string, includeHidden: boolean, page: Page) {
+  let query = db.selectFrom(table).where('customer_id', '=', customerId);
+  if (!includeHidden) query = query.where('is_hidden', '=', false);
+  const [rows, total] = await Promise.all([
+    query
+      .selectAll()
+      .orderBy((eb) => eb.fn('lower', ['name']))
+      .orderBy('id')
+      .limit(page.perPage)
+      .offset(page.offset)
+      .execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: total.count };
+}
+
+/** One record of the customer's: a record of another customer is not there. */
+export const addressOfCustomer = (db: Executor, table: AddressTable, customerId: string, id: string) =>
+  db.selectFrom(table).selectAll().where('id', '=', id).where('customer_id', '=', customerId);
