@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { localDate } from '../src/domain/numbers.ts';
 import {
-  adjust, call, createItem, createLocation, createManufacturer, expectError, onPostgres, startApp, userWithKey, type TestApp,
+  adjust, call, createItem, createLocation, createManufacturer, expectError, onPostgres, startApp, userWithKey, type Answer, type TestApp,
 } from './helpers.ts';
 
 let t: TestApp;
@@ -67,7 +67,7 @@ async function verifiedBatch(lines: { body: Record<string, unknown>; inspect?: '
   assert.equal((await api('POST', `/receiving/${batchId}/verify`)).status, 200);
   for (const [i, line] of lines.entries()) {
     if (!line.inspect) continue;
-    const answer = typeof line.inspect === 'string'
+    const answer: Answer = typeof line.inspect === 'string'
       ? await api('POST', `/receiving/${batchId}/lines/${ids[i]}/${line.inspect}`)
       : await api('POST', `/receiving/${batchId}/lines/${ids[i]}/inspection`, line.inspect);
     assert.equal(answer.status, 200, JSON.stringify(answer.body));

@@ -33,12 +33,16 @@ export async function cycleCountRoutes(app: App, { db }: ModuleDeps) {
 
     counts.post('/cycle-counts', {
       config: count,
+      // The body is optional: no body means the default sample.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
       schema: {
         tags, summary: 'Generate a draft batch over a random sample of items with stock',
         description: `${staffOnly} One line per available bin of each sampled item, system_qty its quantity now. No item with stock: 422 invalid_request.`,
         body: Generate, response: responses({ 201: DataEnvelope(BatchOnly) }),
       },
-    }, async (request, reply) => reply.code(201).send({ data: { batch: await generateCycleCount(db, actorOf(request), request.body?.num_items ?? 10) } }));
+    }, async (request, reply) => reply.code(201).send({ data: { batch: await generateCycleCount(db, actorOf(request), request.body.num_items ?? 10) } }));
 
     counts.get('/cycle-counts/:id', {
       config: view,
