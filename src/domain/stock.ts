@@ -1,6 +1,7 @@
 // The only code that changes quantities. Every change locks the item row first, then moves the bin row, the item's
 // on-hand and date_last_movement, and writes the ledger row (signed quantity, on-hand after it), the history row and
-// the event, all in the caller's transaction.
+// the event, all in the caller's transaction. Quarantined units (failed QC) sit in quarantine bins outside on-hand:
+// they move bin and history, never the ledger.
 import { randomUUID } from 'node:crypto';
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { DB, InventoryMovementsTable, MovementType } from '../db/schema.ts';

@@ -19,7 +19,7 @@ function split(line: LineRow): { onHand: number; quarantined: number } {
 // Items in id order: two posts or voids touching the same items lock them in the same order and cannot deadlock.
 const byItem = (a: LineRow, b: LineRow) => (a.item_id < b.item_id ? -1 : a.item_id > b.item_id ? 1 : a.seq - b.seq);
 
-/** Each line's put-away bin: its own location, else the item's primary bin; a line with neither stops the post. */
+/** The put-away bin of each line with units to put away: its own location, else the item's primary bin; neither stops the post. */
 async function putAwayLocations(tx: Transaction<DB>, lines: LineRow[]): Promise<Map<string, string>> {
   const needPrimary = [...new Set(lines.filter((l) => !l.new_location_id && split(l).onHand > 0).map((l) => l.item_id))];
   const primaries = needPrimary.length
@@ -34,7 +34,7 @@ async function putAwayLocations(tx: Transaction<DB>, lines: LineRow[]): Promise<
       unplaced.map((l) => ({ line_id: l.id, item_id: l.item_id })),
     );
   }
-  return new Map(lines.map((l) => [l.id, l.new_location_id ?? primaryOf.get(l.item_id) ?? '']));
+  return new Map(lines.filter((l) => split(l).onHand > 0).map((l) => [l.id, l.new_location_id ?? primaryOf.get(l.item_id)!]));
 }
 
 /** The quarantine location failed units go to: QUARANTINE of the MAIN warehouse, else any active quarantine location. */
@@ -62,7 +62,7 @@ export async function postBatch(db: Kysely<DB>, actor: Actor, batchId: string) {
     const summary = [];
     for (const line of lines) {
       const { onHand, quarantined } = split(line);
-      const bin = onHand > 0 ? bins.get(line.id)! : null;
+      const bin = bins.get(line.id) ?? null;
       if (bin) {
         await receiveStock(tx, actor, {
           itemId: line.item_id, locationId: bin, quantity: onHand, reason, referenceId: batchId,

@@ -4,7 +4,7 @@
 import { CsvError, parse } from 'csv-parse/sync';
 import { unzipSync } from 'fflate';
 import { readSheet } from 'read-excel-file/universal';
-import { badRequest } from '../../http/errors.ts';
+import { ApiError, badRequest } from '../../http/errors.ts';
 
 export type Cell = string | number | boolean | null;
 export type FileKind = 'csv' | 'xlsx';
@@ -49,7 +49,7 @@ function inspectWorkbook(bytes: Uint8Array): void {
     if (inflated > MAX_INFLATED_BYTES) throw badRequest(`the workbook inflates to more than ${MAX_INFLATED_BYTES / 1024 / 1024} MB`);
     worksheets = unzipSync(bytes, { filter: (file) => isWorksheet(file.name) });
   } catch (error) {
-    if (error instanceof Error && 'status' in error) throw error;
+    if (error instanceof ApiError) throw error;
     throw badRequest('the file is not a readable XLSX workbook');
   }
   const decoder = new TextDecoder();
