@@ -6,6 +6,7 @@ import { availableParallelism, cpus } from 'node:os';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { generate, ITEMS, MOVEMENTS, sampleItems, type Generated, type SampleItem } from './generate.ts';
+import { measureReceiving, printReceiving, type ReceivingRow } from './receiving.ts';
 
 function int(name: string, fallback: number): number {
   const value = Number(process.env[name] || fallback);
@@ -196,6 +197,14 @@ async function main(): Promise<void> {
     console.log(row.note ? ` ${row.note}` : ` ${row.requests_per_s} req/s`);
   }
   printTable(rows);
+  // The write targets run after the reads, so their new rows do not move the read figures.
+  let receiving: ReceivingRow[] = [];
+  if (ONLY.length === 0 || ONLY.some((word) => 'receiving'.includes(word))) {
+    process.stdout.write('  receiving (200-line post, 5,000-row CSV import) ...');
+    receiving = await measureReceiving(`http://127.0.0.1:${SERVICE_PORT}`, headers, benchUrl);
+    console.log(' done');
+    printReceiving(receiving);
+  }
 
   const report = {
     date: new Date().toISOString(),
@@ -205,6 +214,7 @@ async function main(): Promise<void> {
     data: { items: ITEMS, movements: MOVEMENTS, generation_seconds: Math.round(generated.totalSeconds * 10) / 10, steps: generated.timings },
     settings: { connections: CONNECTIONS, duration_s: DURATION, warmup_s: WARMUP, db_pool_size: POOL_SIZE, sampled_items: items.length },
     results: rows,
+    receiving,
   };
   writeFileSync(new URL('latest.json', RESULTS), `${JSON.stringify(report, null, 2)}\n`);
   console.log('\nwritten: bench/results/latest.json');

@@ -21,10 +21,12 @@ import { adminRoutes, inviteRoutes } from './modules/admin/routes.ts';
 import { apiKeyRoutes } from './modules/api-keys/routes.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
 import { customerRoutes } from './modules/customers/routes.ts';
+import { cycleCountRoutes } from './modules/cycle-counts/routes.ts';
 import { inventoryRoutes } from './modules/inventory/routes.ts';
 import { itemRoutes } from './modules/items/routes.ts';
 import { locationRoutes } from './modules/locations/routes.ts';
 import { manufacturerRoutes } from './modules/manufacturers/routes.ts';
+import { receivingRoutes } from './modules/receiving/routes.ts';
 import { shipViaRoutes } from './modules/ship-via/routes.ts';
 import { warehouseRoutes } from './modules/warehouses/routes.ts';
 
@@ -162,6 +164,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await locationRoutes(api as App, moduleDeps);
     await customerRoutes(api as App, moduleDeps);
     await contactRoutes(api as App, moduleDeps);
+    await receivingRoutes(api as App, moduleDeps);
+    await cycleCountRoutes(api as App, moduleDeps);
   }, { prefix: API_PREFIX });
 
   return app;

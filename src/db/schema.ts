@@ -279,11 +279,113 @@ export interface ContactAssociationsTable {
   updated_at: Timestamp;
 }
 
+export type ReceivingBatchStatus = 'draft' | 'verified' | 'posted' | 'voided';
+export type InspectionStatus = 'pending' | 'passed' | 'failed' | 'partial' | 'waived';
+export type ReferenceType = 'purchase_order' | 'stock_transfer' | 'stock_adjustment' | 'cycle_count' | 'return' | 'other';
+/** Canonical field -> the header text of the partner's files. */
+export type ImportColumnMap = { item: string; qty: string; ref?: string; cost?: string; uom?: string };
+
+export interface ReceivingBatchesTable {
+  id: Generated<string>;
+  manufacturer_id: string;
+  batch_number: string;
+  status: Generated<ReceivingBatchStatus>;
+  /** A date column: 'YYYY-MM-DD'. */
+  received_date: string;
+  posted_date: Date | string | null;
+  posted_by: string | null;
+  voided_at: Date | string | null;
+  voided_by: string | null;
+  void_reason: string | null;
+  notes: string | null;
+  created_by: string | null;
+  updated_by: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface ReceivingLinesTable {
+  id: Generated<string>;
+  seq: Generated<number>;
+  batch_id: string;
+  item_id: string;
+  reference_number: string | null;
+  reference_type: ReferenceType | null;
+  qty_received: number;
+  qty_expected: number | null;
+  new_unit_cost: Numeric;
+  old_unit_cost: Numeric;
+  new_location_id: string | null;
+  old_location: string | null;
+  inspection_status: Generated<InspectionStatus>;
+  qty_passed: number | null;
+  qty_failed: number | null;
+  inspection_notes: string | null;
+  inspected_by: string | null;
+  inspected_at: Date | string | null;
+  item_number_display: string;
+  item_description: string;
+  posted_location_id: Generated<string | null>;
+  quarantine_location_id: Generated<string | null>;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface ReceivingImportProfilesTable {
+  manufacturer_id: string;
+  sheet_name: string | null;
+  header_row: number;
+  column_map: ColumnType<ImportColumnMap, string, string>;
+  updated_by: string | null;
+  updated_at: Timestamp;
+}
+
+export type CycleCountStatus = 'draft' | 'in_progress' | 'completed' | 'cancelled';
+
+export interface CycleCountBatchesTable {
+  id: Generated<string>;
+  batch_number: string;
+  status: Generated<CycleCountStatus>;
+  triggered_by: string;
+  assigned_to: string | null;
+  started_at: Date | string | null;
+  completed_at: Date | string | null;
+  cancelled_at: Date | string | null;
+  notes: string | null;
+  created_by: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface CycleCountLinesTable {
+  id: Generated<string>;
+  seq: Generated<number>;
+  batch_id: string;
+  item_id: string;
+  location_id: string;
+  system_qty: number;
+  counted_qty: number | null;
+  variance: number | null;
+  status: Generated<'pending' | 'counted' | 'approved'>;
+  counted_by: string | null;
+  counted_at: Date | string | null;
+  approved_by: string | null;
+  approved_at: Date | string | null;
+  movement_id: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
 export interface DB {
   items: ItemsTable;
   item_aliases: ItemAliasesTable;
   item_locations: ItemLocationsTable;
   inventory_movements: InventoryMovementsTable;
+  receiving_batches: ReceivingBatchesTable;
+  receiving_lines: ReceivingLinesTable;
+  receiving_import_profiles: ReceivingImportProfilesTable;
+  cycle_count_batches: CycleCountBatchesTable;
+  cycle_count_lines: CycleCountLinesTable;
   manufacturers: ManufacturersTable;
   users: UsersTable;
   api_keys: ApiKeysTable;

@@ -1,6 +1,7 @@
 // The only code that changes quantities. Every change locks the item row first, then moves the bin row, the item's
 // on-hand and date_last_movement, and writes the ledger row (signed quantity, on-hand after it), the history row and
-// the event, all in the caller's transaction.
+// the event, all in the caller's transaction. Quarantined units (failed QC) sit in quarantine bins outside on-hand:
+// they move bin and history, never the ledger.
 import { randomUUID } from 'node:crypto';
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { DB, InventoryMovementsTable, MovementType } from '../db/schema.ts';
@@ -13,6 +14,7 @@ export interface StockAuthor extends Author {
 }
 
 export type MovementRow = Selectable<InventoryMovementsTable>;
+type BinStatus = 'available' | 'quarantine';
 
 export interface StockChange {
   itemId: string;
@@ -25,6 +27,8 @@ export interface StockChange {
   /** The operation the movement belongs to; defaults to the movement itself. */
   referenceId?: string;
   cycleCountBatchId?: string | null;
+  /** Refuse to take away units that orders have committed (on-hand may not fall below committed). */
+  keepCommitted?: boolean;
 }
 
 const insufficientStock = (available: number) =>
@@ -57,16 +61,23 @@ async function stockLocation(tx: Transaction<DB>, locationId: string) {
   return location;
 }
 
-/** Adds the signed quantity to the item's available bin row at the location (created on first use; the first bin of an item is its primary). */
-async function changeBin(tx: Transaction<DB>, itemId: string, locationId: string, quantity: number): Promise<number> {
+/**
+ * Adds the signed quantity to the item's bin row of that status at the location (created on first use; the first
+ * available bin of an item is its primary).
+ */
+async function changeBin(
+  tx: Transaction<DB>, itemId: string, locationId: string, quantity: number, status: BinStatus = 'available',
+): Promise<number> {
   const bin = await tx
     .insertInto('item_locations')
     .values({
       item_id: itemId,
       location_id: locationId,
       qty_on_hand: quantity,
-      inventory_status: 'available',
-      is_primary: sql<boolean>`not exists (select 1 from item_locations where item_id = ${itemId})`,
+      inventory_status: status,
+      is_primary: status === 'available'
+        ? sql<boolean>`not exists (select 1 from item_locations where item_id = ${itemId} and inventory_status = 'available')`
+        : false,
     })
     .onConflict((oc) =>
       oc.columns(['item_id', 'location_id', 'inventory_status']).doUpdateSet((eb) => ({
@@ -90,8 +101,11 @@ async function writeMovement(tx: Transaction<DB>, author: StockAuthor, change: S
     .updateTable('items')
     .set((eb) => ({ qty_on_hand: eb('qty_on_hand', '+', change.quantity), date_last_movement: sql`now()`, updated_at: sql`now()` }))
     .where('id', '=', item.id)
-    .returning('qty_on_hand')
+    .returning(['qty_on_hand', 'qty_committed'])
     .executeTakeFirstOrThrow();
+  if (change.keepCommitted && change.quantity < 0 && updated.qty_on_hand < updated.qty_committed) {
+    throw new ApiError(422, 'insufficient_stock', `${item.item_number_display}: ${updated.qty_committed} units are committed to orders; only ${Math.max(0, updated.qty_on_hand - change.quantity - updated.qty_committed)} can be taken away`);
+  }
   const id = randomUUID();
   const movement = await tx
     .insertInto('inventory_movements')
@@ -129,6 +143,81 @@ export async function adjustStock(tx: Transaction<DB>, author: StockAuthor, chan
   const movement = await writeMovement(tx, author, change);
   await emit(tx, 'inventory.adjusted', movementEvent(movement), movement.manufacturer_id);
   return movement;
+}
+
+export interface Receipt {
+  itemId: string;
+  locationId: string;
+  /** Positive units put away; negative when a void takes them back. */
+  quantity: number;
+  reason: string;
+  /** The receiving batch. */
+  referenceId: string;
+  /** Supplied on a post: moves average_cost by weighted average and becomes last_cost. */
+  unitCost?: number | null;
+  /** The batch's received_date ('YYYY-MM-DD'): date_last_received never moves back. */
+  receivedDate?: string;
+}
+
+/**
+ * Receiving: units into (or, for a void, back out of) an available bin, raising on-hand, as a receipt movement. A void
+ * cannot take away units that orders have committed.
+ */
+export async function receiveStock(tx: Transaction<DB>, author: StockAuthor, receipt: Receipt): Promise<MovementRow> {
+  const movement = await writeMovement(tx, author, {
+    itemId: receipt.itemId, locationId: receipt.locationId, quantity: receipt.quantity, movementType: 'receipt',
+    reason: receipt.reason, referenceType: 'receiving_batch', referenceId: receipt.referenceId, keepCommitted: true,
+  });
+  if (receipt.quantity > 0) await stampReceipt(tx, receipt.itemId, receipt.quantity, receipt.unitCost ?? null, receipt.receivedDate);
+  return movement;
+}
+
+/**
+ * The cost and date side of a receipt. Runs after the on-hand increase: the units held before it are on-hand minus
+ * the receipt, and when there were none (or no average yet) the new cost is the average.
+ */
+export async function stampReceipt(tx: Transaction<DB>, itemId: string, quantity: number, unitCost: number | null, receivedDate?: string) {
+  const received = receivedDate ? sql<Date>`${receivedDate}::date::timestamptz` : sql<Date>`now()`;
+  await tx
+    .updateTable('items')
+    .set({
+      date_last_received: sql`greatest(coalesce(date_last_received, ${received}), ${received})`,
+      ...(unitCost === null ? {} : { last_cost: unitCost }),
+      // Units that did not go on hand (all failed QC) carry no weight in the average.
+      ...(unitCost === null || quantity <= 0 ? {} : {
+        average_cost: sql<number>`case when average_cost is null or qty_on_hand - ${quantity}::int <= 0 then ${unitCost}::numeric
+          else round((average_cost * (qty_on_hand - ${quantity}::int) + ${unitCost}::numeric * ${quantity}::int) / qty_on_hand, 4) end`,
+      }),
+      updated_at: sql`now()`,
+    })
+    .where('id', '=', itemId)
+    .execute();
+}
+
+/**
+ * Quarantined units (failed QC) in the quarantine bin at a quarantine location: kept apart from on-hand, so no ledger
+ * movement (the ledger is on-hand's); the history row records the change. Negative takes them back out (a void).
+ */
+export async function quarantineStock(
+  tx: Transaction<DB>,
+  author: StockAuthor,
+  change: { itemId: string; locationId: string; quantity: number; reason: string; referenceId: string },
+): Promise<number> {
+  if (!Number.isInteger(change.quantity) || change.quantity === 0) throw invalidRequest('quantity must be a non-zero integer');
+  const item = await lockItem(tx, change.itemId);
+  const location = await tx.selectFrom('locations').select(['location_code', 'location_type']).where('id', '=', change.locationId).forShare().executeTakeFirst();
+  if (location?.location_type !== 'quarantine') throw invalidRequest('quarantined stock goes to a quarantine location');
+  const held = await changeBin(tx, item.id, change.locationId, change.quantity, 'quarantine');
+  await tx.updateTable('items').set({ date_last_movement: sql`now()`, updated_at: sql`now()` }).where('id', '=', item.id).execute();
+  await recordHistory(tx, author, {
+    entityType: 'item',
+    entityId: item.id,
+    action: change.quantity > 0 ? 'quarantined' : 'unquarantined',
+    manufacturerId: item.manufacturer_id,
+    before: { qty_quarantined: held - change.quantity },
+    after: { qty_quarantined: held, location_id: change.locationId, quantity: change.quantity, reason: change.reason, reference_id: change.referenceId },
+  });
+  return held;
 }
 
 /** Relocation: a transfer pair (out of one bin, into another) that leaves on-hand where it was. */

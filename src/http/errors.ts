@@ -22,6 +22,7 @@ export const notFound = (what = 'record') => new ApiError(404, 'not_found', `${w
 export const conflict = (message: string) => new ApiError(409, 'conflict', message);
 export const gone = (message: string) => new ApiError(410, 'gone', message);
 export const invalidRequest = (message: string, details?: unknown) => new ApiError(422, 'invalid_request', message, { details });
+export const unsupportedMediaType = (message: string) => new ApiError(415, 'unsupported_media_type', message);
 
 // Unique constraints whose violation is the client's fault, by constraint name.
 const UNIQUE_VIOLATIONS: Record<string, () => ApiError> = {
@@ -69,7 +70,10 @@ export function toApiError(error: FastifyError | Error, request: FastifyRequest)
   if (fastifyError.validation) return badRequest(fastifyError.message);
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ApiError(415, 'unsupported_media_type', 'request bodies must be application/json');
+      // The file import takes text/csv or XLSX; every other route JSON.
+      return unsupportedMediaType(request.routeOptions.url?.endsWith('/import-file')
+        ? 'send the file as text/csv or application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
+        : 'request bodies must be application/json');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError(413, 'payload_too_large', 'request body is too large');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
