@@ -26,6 +26,7 @@ import { inventoryRoutes } from './modules/inventory/routes.ts';
 import { itemRoutes } from './modules/items/routes.ts';
 import { locationRoutes } from './modules/locations/routes.ts';
 import { manufacturerRoutes } from './modules/manufacturers/routes.ts';
+import { orderRoutes } from './modules/orders/routes.ts';
 import { receivingRoutes } from './modules/receiving/routes.ts';
 import { shipViaRoutes } from './modules/ship-via/routes.ts';
 import { warehouseRoutes } from './modules/warehouses/routes.ts';
@@ -162,6 +163,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await itemRoutes(api as App, moduleDeps);
     await inventoryRoutes(api as App, moduleDeps);
     await locationRoutes(api as App, moduleDeps);
+    await orderRoutes(api as App, moduleDeps);
     await customerRoutes(api as App, moduleDeps);
     await contactRoutes(api as App, moduleDeps);
     await receivingRoutes(api as App, moduleDeps);

@@ -42,6 +42,12 @@ test('documents every route the app serves, each with responses, and a body sche
     'get /api/v1/contacts/{entityType}/{entityID}', 'post /api/v1/contacts/{entityType}/{entityID}',
     'get /api/v1/contacts/{id}', 'patch /api/v1/contacts/{id}', 'post /api/v1/contacts/{id}/deactivate',
     'put /api/v1/contacts/{id}/associations/{entityType}/{entityID}', 'delete /api/v1/contacts/{id}/associations/{entityType}/{entityID}',
+    'get /api/v1/orders', 'post /api/v1/orders', 'get /api/v1/orders/{id}', 'patch /api/v1/orders/{id}',
+    'post /api/v1/orders/{id}/release', 'post /api/v1/orders/{id}/cancel', 'post /api/v1/orders/{id}/bill', 'post /api/v1/orders/{id}/close',
+    'post /api/v1/orders/{id}/priority', 'put /api/v1/orders/{id}/ltl-freight', 'post /api/v1/orders/{id}/lines',
+    'delete /api/v1/orders/{id}/lines/{lineId}', 'post /api/v1/orders/{id}/direct-ship/notify',
+    'post /api/v1/orders/{id}/direct-ship/notify-out-of-band', 'post /api/v1/orders/{id}/direct-ship/ship',
+    'get /api/v1/orders/{orderID}/pick-batches',
     'get /api/v1/receiving', 'post /api/v1/receiving', 'post /api/v1/receiving/import', 'post /api/v1/receiving/import-file',
     'get /api/v1/receiving/import-profiles/{manufacturerId}', 'put /api/v1/receiving/import-profiles/{manufacturerId}',
     'delete /api/v1/receiving/import-profiles/{manufacturerId}', 'get /api/v1/receiving/{id}', 'delete /api/v1/receiving/{id}',
@@ -62,7 +68,7 @@ test('documents every route the app serves, each with responses, and a body sche
       assert.equal(success.length, 1, `${method} ${path} documents one success response`);
       assert.ok(op.responses['4XX'] ?? op.responses['4xx'], `${method} ${path} documents its errors`);
       // Actions without input (verify, post, start, hide, ...) take no body; the file import takes a file.
-      if (['post', 'patch', 'put'].includes(method) && !/deactivate|reactivate|invite$|retire$|hide$|\/(pass|waive|verify|reopen|post|start|complete|cancel|approve)$|import-file$/.test(path)) {
+      if (['post', 'patch', 'put'].includes(method) && !/deactivate|reactivate|invite$|retire$|hide$|release$|bill$|close$|\/(pass|waive|verify|reopen|post|start|complete|cancel|approve)$|import-file$/.test(path)) {
         assert.ok(op.requestBody?.content?.['application/json']?.schema, `${method} ${path} has a request body schema`);
       }
       if (path.startsWith('/api/v1/')) assert.deepEqual(op.security, [{ bearerAuth: [] }]);
@@ -80,6 +86,8 @@ test('tells the permission a route checks', () => {
   assert.match(doc.paths['/api/v1/manufacturers'].post.description, /manufacturers\.edit/);
   assert.match(doc.paths['/api/v1/admin/users'].get.description, /system_admin/);
   assert.match(doc.paths['/api/v1/customers'].post.description, /customers\.edit/);
+  assert.match(doc.paths['/api/v1/orders'].post.description, /orders\.create.*orders\.edit/s);
+  assert.match(doc.paths['/api/v1/orders/{id}/release'].post.description, /orders\.release/);
   // Contact routes check the permission of the entity named in the path or linked to the contact.
   assert.match(doc.paths['/api/v1/contacts/{entityType}/{entityID}'].get.description, /manufacturers\.view.*customers\.view/);
   assert.match(doc.paths['/api/v1/contacts/{id}'].patch.description, /manufacturers\.edit.*customers\.edit/);

@@ -376,6 +376,193 @@ export interface CycleCountLinesTable {
   updated_at: Timestamp;
 }
 
+export type OrderStatus = 'entered' | 'selected' | 'released' | 'partial' | 'shipped' | 'billed' | 'closed' | 'cancelled';
+export type Priority = 'normal' | 'high' | 'rush';
+export type FulfillmentSource = 'warehouse' | 'direct' | 'split';
+export type Carrier = 'ups' | 'fedex' | 'usps' | 'other';
+type DateOnly = ColumnType<string, string | undefined, string>;
+
+export interface ReleaseCountersTable {
+  manufacturer_id: string | null;
+  last_number: Generated<number>;
+}
+
+export interface OrdersTable {
+  id: Generated<string>;
+  manufacturer_id: string;
+  customer_id: string;
+  order_number: Generated<number>;
+  order_type: Generated<'order' | 'invoice' | 'credit'>;
+  status: Generated<OrderStatus>;
+  priority: Generated<Priority>;
+  customer_po_number: string | null;
+  manufacturer_auth: string | null;
+  agency_customer_number: Generated<string | null>;
+  freight_terms: string | null;
+  shipping_point: string | null;
+  carrier_account: string | null;
+  ship_method: string | null;
+  ship_via_other: string | null;
+  special_instructions: string | null;
+  ship_via_id: string | null;
+  drop_ship_location_id: string | null;
+  third_party_payer_id: string | null;
+  order_date: DateOnly;
+  request_date: Generated<string | null>;
+  ship_date: Generated<string | null>;
+  ship_to_name: string | null;
+  ship_to_address_1: string | null;
+  ship_to_address_2: string | null;
+  ship_to_city: string | null;
+  ship_to_state: string | null;
+  ship_to_zip: string | null;
+  bill_to_name: string | null;
+  bill_to_address_1: string | null;
+  bill_to_address_2: string | null;
+  bill_to_city: string | null;
+  bill_to_state: string | null;
+  bill_to_zip: string | null;
+  freight_charge: Generated<number | null>;
+  total_weight: Generated<number | null>;
+  total_extended_price: Generated<number | null>;
+  line_count: Generated<number>;
+  release_number: Generated<number | null>;
+  original_release_number: Generated<number | null>;
+  released_by: Generated<string | null>;
+  released_at: Generated<Date | null>;
+  shipped_by: Generated<string | null>;
+  shipped_at: Generated<Date | null>;
+  picked_up_at: Generated<Date | null>;
+  picked_up_by_user_id: Generated<string | null>;
+  picked_up_by_name: Generated<string | null>;
+  picked_up_notes: Generated<string | null>;
+  ltl_carrier: Generated<string | null>;
+  ltl_pro_number: Generated<string | null>;
+  ltl_recorded_at: Generated<Date | null>;
+  ltl_recorded_by: Generated<string | null>;
+  created_by: string | null;
+  updated_by: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface OrderLinesTable {
+  id: Generated<string>;
+  order_id: string;
+  item_id: string;
+  line_number: number;
+  item_number_display: string;
+  item_description: string;
+  additional_description: Generated<string | null>;
+  bin_location: string | null;
+  qty_ordered: number;
+  qty_shipped: Generated<number>;
+  qty_backordered: Generated<number>;
+  qty_warehouse: number;
+  qty_direct: number;
+  qty_committed: number;
+  fulfillment_source: FulfillmentSource;
+  unit_price: number;
+  price_override: boolean;
+  discount_pct: number;
+  extended_price: number;
+  unit_weight: number | null;
+  unit_of_measure: string;
+  direct_shipped_at: Generated<Date | null>;
+  direct_shipped_by: Generated<string | null>;
+  direct_tracking_number: Generated<string | null>;
+  direct_carrier: Generated<Carrier | null>;
+  direct_ship_note: Generated<string | null>;
+  direct_shipped_source: Generated<'office' | 'consignor' | 'api' | null>;
+  direct_shipped_api_key_id: Generated<string | null>;
+  direct_notified_at: Generated<Date | null>;
+  direct_notified_by: Generated<string | null>;
+  direct_notified_via: Generated<'email' | 'out_of_band' | null>;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface PickBatchesTable {
+  id: Generated<string>;
+  order_id: string;
+  manufacturer_id: string;
+  batch_number: string;
+  status: Generated<'released' | 'in_progress' | 'completed' | 'packed' | 'shipped' | 'cancelled'>;
+  packed_at: Date | null;
+  packed_by: string | null;
+  tracking_number: string | null;
+  tracking_carrier: Carrier | null;
+  tracking_captured_at: Date | null;
+  tracking_flagged_for_office_at: Date | null;
+  staged_slot: string | null;
+  staged_at: Date | null;
+  created_by: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface PickBatchParcelsTable {
+  id: Generated<string>;
+  pick_batch_id: string;
+  parcel_seq: number;
+  tracking_number: string;
+  carrier: Carrier;
+  captured_at: Generated<Date>;
+  captured_by: string | null;
+}
+
+export interface PickExceptionsTable {
+  id: Generated<string>;
+  kind: 'short_pick' | 'mispick' | 'quality';
+  status: Generated<'open' | 'reviewed' | 'superseded'>;
+  manufacturer_id: string;
+  item_id: string;
+  order_id: string | null;
+  order_line_id: string | null;
+  pick_batch_id: string | null;
+  qty_short: Generated<number>;
+  short_reason: string | null;
+  flag_reason: string | null;
+  actual_item_id: string | null;
+  actual_qty: number | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface OrderBlocksTable {
+  id: Generated<string>;
+  order_id: string;
+  kind: 'short_pick' | 'mispick' | 'quality';
+  status: Generated<'open' | 'resolved' | 'cancelled'>;
+  short_pick_exception_id: string | null;
+  mispick_exception_id: string | null;
+  quality_exception_id: string | null;
+  awaiting_supply_partner_at: Date | null;
+  awaiting_supply_partner_note: string | null;
+  resolution_disposition: string | null;
+  resolution_note: string | null;
+  resolved_at: Date | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface DocumentsTable {
+  id: Generated<string>;
+  entity_type: string;
+  entity_id: string;
+  manufacturer_id: string | null;
+  file_name: string;
+  file_type: string;
+  storage_key: string;
+  file_size: number;
+  description: string | null;
+  tags: string[] | null;
+  uploaded_by: string;
+  uploaded_at: Generated<Date>;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
 export interface DB {
   items: ItemsTable;
   item_aliases: ItemAliasesTable;
@@ -397,6 +584,14 @@ export interface DB {
   third_party_payers: ThirdPartyPayersTable;
   contacts: ContactsTable;
   contact_associations: ContactAssociationsTable;
+  release_counters: ReleaseCountersTable;
+  orders: OrdersTable;
+  order_lines: OrderLinesTable;
+  pick_batches: PickBatchesTable;
+  pick_batch_parcels: PickBatchParcelsTable;
+  pick_exceptions: PickExceptionsTable;
+  order_blocks: OrderBlocksTable;
+  documents: DocumentsTable;
   history: HistoryTable;
   outbox_events: OutboxEventsTable;
   idempotency_keys: IdempotencyKeysTable;

@@ -1,7 +1,7 @@
 // The only code that changes quantities. Every change locks the item row first, then moves the bin row, the item's
 // on-hand and date_last_movement, and writes the ledger row (signed quantity, on-hand after it), the history row and
 // the event, all in the caller's transaction. Quarantined units (failed QC) sit in quarantine bins outside on-hand:
-// they move bin and history, never the ledger.
+// they move bin and history, never the ledger. Order commitments (qty_committed) are changed here too.
 import { randomUUID } from 'node:crypto';
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { DB, InventoryMovementsTable, MovementType } from '../db/schema.ts';
@@ -248,4 +248,48 @@ function movementEvent(movement: MovementRow) {
     balance_after: movement.balance_after,
     reason: movement.reason,
   };
+}
+
+export interface Commitment {
+  itemId: string;
+  quantity: number;
+  /** The caller acknowledged that qty_available may fall below zero. */
+  allowNegative: boolean;
+}
+
+/**
+ * Commits units of items to order lines: qty_committed rises, on-hand stays. Refused with 422 negative_stock (details
+ * name the item) when qty_available would fall below zero, unless acknowledged. The item rows are locked in id order
+ * first, so orders naming the same items in another order cannot deadlock, and parallel commitments of the last units
+ * queue on the lock and each sees what the one before it committed.
+ */
+export async function commitStock(tx: Transaction<DB>, commitments: Commitment[]): Promise<void> {
+  if (commitments.length === 0) return;
+  if (commitments.some((c) => !Number.isInteger(c.quantity) || c.quantity <= 0)) throw invalidRequest('a commitment is a positive number of units');
+  const ids = commitments.map((c) => c.itemId);
+  await sql`select id from items where id = any(${ids}::uuid[]) order by id for update`.execute(tx);
+  const committed = await sql<{ id: string }>`
+    update items i set qty_committed = i.qty_committed + c.quantity, updated_at = now()
+    from (select unnest(${ids}::uuid[]) as id, unnest(${commitments.map((c) => c.quantity)}::int[]) as quantity,
+                 unnest(${commitments.map((c) => c.allowNegative)}::boolean[]) as allow_negative) c
+    where i.id = c.id and (c.allow_negative or i.qty_on_hand - i.qty_committed >= c.quantity)
+    returning i.id`.execute(tx);
+  if (committed.rows.length === commitments.length) return;
+  const done = new Set(committed.rows.map((row) => row.id));
+  const refused = commitments.find((c) => !done.has(c.itemId))!;
+  const item = await tx.selectFrom('items').select(['item_number_display', 'qty_available']).where('id', '=', refused.itemId).executeTakeFirst();
+  if (!item) throw notFound('item');
+  throw new ApiError(422, 'negative_stock',
+    `${item.item_number_display} has ${item.qty_available} available; committing ${refused.quantity} would make it negative (send acknowledge_negative: true to commit anyway)`,
+    { details: { item_id: refused.itemId } });
+}
+
+/** Gives committed units back (a cancelled order, a deleted line): qty_committed falls by exactly what was committed. */
+export async function releaseCommitment(tx: Transaction<DB>, release: { itemId: string; quantity: number }): Promise<void> {
+  if (release.quantity === 0) return;
+  await tx
+    .updateTable('items')
+    .set((eb) => ({ qty_committed: eb('qty_committed', '-', release.quantity), updated_at: sql`now()` }))
+    .where('id', '=', release.itemId)
+    .execute();
 }

@@ -1,0 +1,158 @@
+// Order lines: the rules a line request must meet, its snapshots and price, its stock commitment, and the order's
+// totals that follow from its lines.
+import { sql, type Transaction } from 'kysely';
+import type { DB, FulfillmentSource, OrderLinesTable } from '../../db/schema.ts';
+import { commitStock, releaseCommitment, type Commitment } from '../../domain/stock.ts';
+import { ApiError, invalidRequest } from '../../http/errors.ts';
+import { MAX_UNIT_PRICE } from './schemas.ts';
+import type { Insertable } from 'kysely';
+
+export interface LineRequest {
+  item_id: string;
+  qty_ordered: number;
+  unit_price?: number;
+  discount_pct?: number;
+  fulfillment_source?: FulfillmentSource;
+  qty_warehouse?: number;
+  qty_direct?: number;
+  acknowledge_negative?: boolean;
+  acknowledge_exception?: boolean;
+}
+
+/** Errors of one line of a request name it by its index in `lines` (create) so the client knows which to fix. */
+export function atLine(index: number | null, error: unknown): unknown {
+  if (index === null || !(error instanceof ApiError)) return error;
+  return new ApiError(error.status, error.code, `lines[${index}]: ${error.message}`, { details: { line_index: index } });
+}
+
+/** qty_warehouse and qty_direct of a line from its source: a split names both and they must add up to qty_ordered. */
+function splitOf(line: LineRequest): { qty_warehouse: number; qty_direct: number } {
+  const source = line.fulfillment_source ?? 'warehouse';
+  const given = { qty_warehouse: line.qty_warehouse, qty_direct: line.qty_direct };
+  const split = source === 'split'
+    ? { qty_warehouse: line.qty_warehouse ?? 0, qty_direct: line.qty_direct ?? 0 }
+    : source === 'warehouse' ? { qty_warehouse: line.qty_ordered, qty_direct: 0 } : { qty_warehouse: 0, qty_direct: line.qty_ordered };
+  const contradicts = (given.qty_warehouse !== undefined && given.qty_warehouse !== split.qty_warehouse)
+    || (given.qty_direct !== undefined && given.qty_direct !== split.qty_direct);
+  if (split.qty_warehouse + split.qty_direct !== line.qty_ordered || contradicts) {
+    throw new ApiError(422, 'invalid_split',
+      `qty_warehouse (${given.qty_warehouse ?? split.qty_warehouse}) + qty_direct (${given.qty_direct ?? split.qty_direct}) must equal qty_ordered (${line.qty_ordered}) for a ${source} line`);
+  }
+  return split;
+}
+
+/** extended_price = qty × price × (1 − discount), in cents. */
+export const extendedPrice = (qty: number, unitPrice: number, discount: number) => Math.round(qty * unitPrice * (1 - discount) * 100) / 100;
+
+export interface NumberedLine {
+  line: LineRequest;
+  lineNumber: number;
+  /** Its index in the request's `lines` (order entry), named by its errors; null for a single added line. */
+  index: number | null;
+}
+
+/**
+ * Checks line requests against their items and the order, commits their warehouse quantities, and returns the rows to
+ * insert. Direct quantities never touch stock and never meet the exception or negative-stock checks. A few queries for
+ * the whole set, not a few per line: order entry with many lines stays one short transaction.
+ */
+export async function prepareLines(
+  tx: Transaction<DB>,
+  order: { id: string; manufacturer_id: string },
+  requests: NumberedLine[],
+): Promise<Insertable<OrderLinesTable>[]> {
+  function fail(request: NumberedLine, error: unknown): never {
+    throw atLine(request.index, error);
+  }
+  const splits = requests.map((request) => {
+    const { line } = request;
+    if (line.unit_price !== undefined && !(line.unit_price >= 0 && line.unit_price <= MAX_UNIT_PRICE)) {
+      fail(request, new ApiError(400, 'invalid_price', `unit_price must be between 0 and ${MAX_UNIT_PRICE}`));
+    }
+    try {
+      return splitOf(line);
+    } catch (error) {
+      return fail(request, error);
+    }
+  });
+  const itemIds = [...new Set(requests.map((request) => request.line.item_id))];
+  const items = new Map((await tx
+    .selectFrom('items')
+    .select(['id', 'manufacturer_id', 'item_number_display', 'description', 'unit_weight', 'selling_uom', 'warehouse_location', 'price_1', 'status'])
+    .where('id', 'in', itemIds)
+    .execute()).map((item) => [item.id, item]));
+  const onOrder = new Map((await tx.selectFrom('order_lines').select(['item_id', 'line_number']).where('order_id', '=', order.id).where('item_id', 'in', itemIds).execute())
+    .map((row) => [row.item_id, `line ${row.line_number}`]));
+  const blocked = new Set((await tx.selectFrom('pick_exceptions').select('item_id').where('item_id', 'in', itemIds).where('status', '=', 'open').execute())
+    .map((row) => row.item_id));
+
+  const rows: Insertable<OrderLinesTable>[] = [];
+  const commitments: (Commitment & { request: NumberedLine })[] = [];
+  for (const [n, request] of requests.entries()) {
+    const { line } = request;
+    const item = items.get(line.item_id);
+    if (!item || item.manufacturer_id !== order.manufacturer_id) fail(request, invalidRequest('item_id does not name an item of the order\'s supply partner'));
+    if (item.status !== 'active') fail(request, invalidRequest(`item ${item.item_number_display} is ${item.status} and cannot be ordered`));
+    const earlier = onOrder.get(item.id);
+    if (earlier) fail(request, invalidRequest(`item ${item.item_number_display} is already on ${earlier}; change that line instead`));
+    onOrder.set(item.id, request.index === null ? `line ${request.lineNumber}` : `lines[${request.index}]`);
+    const { qty_warehouse, qty_direct } = splits[n]!;
+    if (qty_warehouse > 0) {
+      if (blocked.has(item.id) && !line.acknowledge_exception) {
+        fail(request, new ApiError(422, 'exception_blocked',
+          `item ${item.item_number_display} has an open pick exception (send acknowledge_exception: true to order it anyway)`));
+      }
+      commitments.push({ itemId: item.id, quantity: qty_warehouse, allowNegative: line.acknowledge_negative ?? false, request });
+    }
+    const unitPrice = line.unit_price ?? item.price_1 ?? 0;
+    const discount = line.discount_pct ?? 0;
+    rows.push({
+      order_id: order.id,
+      item_id: item.id,
+      line_number: request.lineNumber,
+      item_number_display: item.item_number_display,
+      item_description: item.description,
+      bin_location: item.warehouse_location,
+      qty_ordered: line.qty_ordered,
+      qty_warehouse,
+      qty_direct,
+      qty_committed: qty_warehouse,
+      fulfillment_source: line.fulfillment_source ?? 'warehouse',
+      unit_price: unitPrice,
+      price_override: line.unit_price !== undefined && unitPrice !== item.price_1,
+      discount_pct: discount,
+      extended_price: extendedPrice(line.qty_ordered, unitPrice, discount),
+      unit_weight: item.unit_weight,
+      unit_of_measure: item.selling_uom,
+    });
+  }
+  try {
+    await commitStock(tx, commitments);
+  } catch (error) {
+    // negative_stock names the item; the client knows the line.
+    const itemId = error instanceof ApiError ? (error.details as { item_id?: string } | undefined)?.item_id : undefined;
+    const request = commitments.find((c) => c.itemId === itemId)?.request;
+    throw request ? atLine(request.index, error) : error;
+  }
+  return rows;
+}
+
+/** Gives back what the lines still hold in qty_committed and zeroes it, so no path can release it twice. */
+export async function releaseLines(tx: Transaction<DB>, lines: { id: string; item_id: string; qty_committed: number }[]): Promise<void> {
+  // Item rows in a fixed order: two transactions releasing the same items cannot deadlock.
+  for (const line of [...lines].sort((a, b) => a.item_id.localeCompare(b.item_id))) {
+    if (line.qty_committed === 0) continue;
+    await releaseCommitment(tx, { itemId: line.item_id, quantity: line.qty_committed });
+    await tx.updateTable('order_lines').set({ qty_committed: 0, updated_at: new Date() }).where('id', '=', line.id).execute();
+  }
+}
+
+/** line_count, total_weight (null when no line has a weight) and total_extended_price, from the lines. */
+export async function refreshTotals(tx: Transaction<DB>, orderId: string): Promise<void> {
+  await sql`update orders o set
+      line_count = t.line_count, total_weight = t.total_weight, total_extended_price = t.total_extended_price, updated_at = now()
+    from (select count(*)::int as line_count, sum(l.qty_ordered * l.unit_weight) as total_weight,
+                 coalesce(sum(l.extended_price), 0) as total_extended_price
+            from order_lines l where l.order_id = ${orderId}) t
+    where o.id = ${orderId}`.execute(tx);
+}

@@ -1,0 +1,232 @@
+// The order's SQL: the header with its joins, lines with the item's availability, the list with its filters, and the
+// includes of the detail response (fulfilment, shipments, blocks, documents).
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
+import { containsPattern } from '../../db/like.ts';
+import type { DB, OrderStatus, Priority } from '../../db/schema.ts';
+import { inPartnerScope, type Actor } from '../../http/auth.ts';
+import { notFound } from '../../http/errors.ts';
+import type { Page } from '../../http/pagination.ts';
+import type { DisplaySubstatus, OrderJoins, OrderRow } from './serialize.ts';
+
+type Executor = Kysely<DB> | Transaction<DB>;
+
+/** Batches still on their way out (not shipped, not cancelled). */
+const ACTIVE_BATCH = ['released', 'in_progress', 'completed', 'packed'] as const;
+
+// picking while any active batch is being picked; packed when all are packed; picked when the least-progressed is
+// completed. Null without an active batch.
+const DISPLAY_SUBSTATUS = sql<DisplaySubstatus | null>`(select case
+    when count(*) = 0 then null
+    when bool_or(b.status in ('released', 'in_progress')) then 'picking'
+    when bool_and(b.status = 'packed') then 'packed'
+    else 'picked' end
+  from pick_batches b where b.order_id = o.id and b.status in (${sql.join(ACTIVE_BATCH)}))`;
+
+function withJoins(db: Executor) {
+  return db
+    .selectFrom('orders as o')
+    .innerJoin('manufacturers as m', 'm.id', 'o.manufacturer_id')
+    .innerJoin('customers as c', 'c.id', 'o.customer_id')
+    .leftJoin('ship_via as sv', 'sv.id', 'o.ship_via_id')
+    .leftJoin('users as lu', 'lu.id', 'o.ltl_recorded_by')
+    .selectAll('o')
+    .select([
+      'm.code as manufacturer_code', 'm.name as manufacturer_name', 'c.name as customer_name', 'c.account_number as customer_account',
+      'sv.code as ship_via_code', 'sv.description as ship_via_description', 'sv.carrier_name as ship_via_carrier_name',
+      'sv.mode as ship_via_mode', 'lu.name as ltl_recorded_by_name',
+    ]);
+}
+
+/** The header with its join-derived keys; 404 outside the key's partner scope. */
+export async function orderWithJoins(db: Executor, actor: Actor, id: string): Promise<OrderRow & OrderJoins> {
+  const row = await inPartnerScope(withJoins(db).where('o.id', '=', id), actor, 'o.manufacturer_id').executeTakeFirst();
+  if (!row) throw notFound('order');
+  return row;
+}
+
+/** Locks the order row: the writes to one order take turns. 404 outside the key's partner scope. */
+export async function lockOrder(tx: Transaction<DB>, actor: Actor, id: string): Promise<OrderRow> {
+  const row = await inPartnerScope(tx.selectFrom('orders').selectAll().where('id', '=', id), actor, 'orders.manufacturer_id')
+    .forUpdate()
+    .executeTakeFirst();
+  if (!row) throw notFound('order');
+  return row;
+}
+
+export function linesWithAvailability(db: Executor, orderId: string) {
+  return db
+    .selectFrom('order_lines as l')
+    .innerJoin('items as i', 'i.id', 'l.item_id')
+    .selectAll('l')
+    .select('i.qty_available as item_qty_available')
+    .where('l.order_id', '=', orderId)
+    .orderBy('l.line_number')
+    .execute();
+}
+
+export interface OrderFilter {
+  manufacturer?: string;
+  customer?: string;
+  statuses: OrderStatus[];
+  priorities: Priority[];
+  q?: string;
+  aged_hours?: number;
+  awaiting_direct_ship?: '1';
+  from?: string;
+  to?: string;
+}
+
+function filteredOrders(db: Kysely<DB>, actor: Actor, f: OrderFilter) {
+  let query = inPartnerScope(db.selectFrom('orders as o'), actor, 'o.manufacturer_id');
+  if (!actor.manufacturerId && f.manufacturer) query = query.where('o.manufacturer_id', '=', f.manufacturer);
+  if (f.customer) query = query.where('o.customer_id', '=', f.customer);
+  // Statuses and priorities are checked against their enums, then written into the statement as literals: each set of
+  // them is its own prepared statement whose plan knows the values (status=open reads the partial index of open orders).
+  if (f.statuses.length) query = query.where(sql<boolean>`o.status in (${sql.join(f.statuses.map((v) => sql.lit(v)))})`);
+  if (f.priorities.length) query = query.where(sql<boolean>`o.priority in (${sql.join(f.priorities.map((v) => sql.lit(v)))})`);
+  if (f.aged_hours) query = query.where('o.created_at', '<=', sql<Date>`now() - make_interval(hours => ${f.aged_hours})`);
+  if (f.from) query = query.where('o.order_date', '>=', f.from);
+  if (f.to) query = query.where('o.order_date', '<=', f.to);
+  if (f.awaiting_direct_ship) {
+    query = query
+      .where('o.status', 'not in', ['shipped', 'billed', 'closed', 'cancelled'])
+      .where(({ exists, selectFrom }) => exists(selectFrom('order_lines as l').select(sql`1`.as('one'))
+        .whereRef('l.order_id', '=', 'o.id').where('l.qty_direct', '>', 0).where('l.direct_shipped_at', 'is', null)));
+  }
+  const text = f.q?.trim();
+  if (text) {
+    const pattern = containsPattern(text);
+    // A union of index lookups (trigram indexes on each text), not one OR that only a full read could answer.
+    query = query.where('o.id', 'in', (eb) => eb.selectFrom('orders as n').select('n.id').where(sql`n.order_number::text`, 'like', pattern)
+      .union(eb.selectFrom('orders as p').select('p.id').where('p.customer_po_number', 'ilike', pattern))
+      .union(eb.selectFrom('orders as r').select('r.id').where(sql`r.release_number::text`, 'like', pattern))
+      .union(eb.selectFrom('orders as g').select('g.id').where(sql`g.original_release_number::text`, 'like', pattern))
+      .union(eb.selectFrom('orders as oc').innerJoin('customers as cn', 'cn.id', 'oc.customer_id').select('oc.id').where('cn.name', 'ilike', pattern)));
+  }
+  return query;
+}
+
+/**
+ * Newest first (the order number grows with every order). The page's ids come first and its rows by primary key after:
+ * two statements whose prepared plans are right for any page, where one statement's plan would guess the page size.
+ */
+export async function listOrders(db: Kysely<DB>, actor: Actor, f: OrderFilter, page: Page) {
+  const [ids, total] = await Promise.all([
+    filteredOrders(db, actor, f).select('o.id').orderBy('o.order_number', 'desc').limit(page.perPage).offset(page.offset).execute(),
+    filteredOrders(db, actor, f).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
+  ]);
+  const rows = ids.length === 0 ? [] : await withJoins(db)
+    .select(DISPLAY_SUBSTATUS.as('display_substatus'))
+    .where('o.id', '=', sql<string>`any(${ids.map((row) => row.id)}::uuid[])`)
+    .orderBy('o.order_number', 'desc')
+    .execute();
+  return { rows, total: total.count };
+}
+
+type LifecycleAction = 'created' | 'released' | 'shipped' | 'picked_up' | 'cancelled' | 'started' | 'packed';
+
+/** Who and when, from the history rows of the order and of its latest live pick batch. */
+export async function lifecycleOf(db: Executor, orderId: string) {
+  const batch = await db
+    .selectFrom('pick_batches')
+    .select(['id', 'status'])
+    .where('order_id', '=', orderId)
+    .where('status', '<>', 'cancelled')
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  const rows = await db
+    .selectFrom('history as h')
+    .leftJoin('users as u', 'u.id', 'h.user_id')
+    .select(['h.action', 'h.occurred_at', 'u.name', 'h.after'])
+    .where((eb) => eb.or([
+      eb.and([eb('h.entity_type', '=', 'order'), eb('h.entity_id', '=', orderId)]),
+      ...(batch ? [eb.and([eb('h.entity_type', '=', 'pick_batch'), eb('h.entity_id', '=', batch.id)])] : []),
+    ]))
+    .where('h.action', 'in', ['created', 'released', 'shipped', 'picked_up', 'cancelled', 'started', 'packed'])
+    .orderBy('h.occurred_at')
+    .execute();
+  // The latest row of each action wins (an action repeated after a reopen, say).
+  const last = new Map<LifecycleAction, (typeof rows)[number]>();
+  for (const row of rows) last.set(row.action as LifecycleAction, row);
+  const at = (action: LifecycleAction) => last.get(action)?.occurred_at ?? null;
+  const by = (action: LifecycleAction) => last.get(action)?.name ?? null;
+  const cancelled = last.get('cancelled')?.after as { reason?: string | null } | null | undefined;
+  return {
+    entered_at: at('created')!,
+    released_at: at('released'),
+    pick_started_at: at('started'),
+    packed_at: at('packed'),
+    shipped_at: at('shipped'),
+    picked_up_at: at('picked_up'),
+    cancelled_at: at('cancelled'),
+    entered_by_name: by('created'),
+    released_by_name: by('released'),
+    pick_started_by_name: by('started'),
+    packed_by_name: by('packed'),
+    shipped_by_name: by('shipped'),
+    picked_up_by_name: by('picked_up'),
+    cancelled_by_name: by('cancelled'),
+    batch_id: batch?.id ?? null,
+    batch_status: batch?.status ?? null,
+    cancelled_reason: cancelled?.reason ?? null,
+  };
+}
+
+export async function displaySubstatusOf(db: Executor, orderId: string): Promise<DisplaySubstatus | ''> {
+  const row = await db.selectFrom('orders as o').select(DISPLAY_SUBSTATUS.as('value')).where('o.id', '=', orderId).executeTakeFirst();
+  return row?.value ?? '';
+}
+
+/** The order's pick batches (cancelled ones left out) with their parcels, oldest first. */
+export function pickBatchesOf(db: Executor, orderId: string) {
+  return db
+    .selectFrom('pick_batches as b')
+    .leftJoin('users as pu', 'pu.id', 'b.packed_by')
+    .select((eb) => [
+      'b.id as batch_id', 'b.batch_number', 'b.status', 'b.packed_at', 'pu.name as packed_by_name', 'b.tracking_number',
+      'b.tracking_carrier', 'b.tracking_captured_at', 'b.staged_at', 'b.staged_slot',
+      jsonArrayFrom(eb.selectFrom('pick_batch_parcels as p')
+        .select(['p.id', 'p.parcel_seq', 'p.tracking_number', 'p.carrier', 'p.captured_at'])
+        .whereRef('p.pick_batch_id', '=', 'b.id')
+        .orderBy('p.parcel_seq')).as('parcels'),
+    ])
+    .where('b.order_id', '=', orderId)
+    .where('b.status', '<>', 'cancelled')
+    .orderBy('b.created_at')
+    .execute();
+}
+
+/** Open blocks of the order, each with a summary of its exception. */
+export function openBlocksOf(db: Executor, orderId: string) {
+  return db
+    .selectFrom('order_blocks as k')
+    .leftJoin('pick_exceptions as e', (join) => join.on(sql<boolean>`e.id = coalesce(k.short_pick_exception_id, k.mispick_exception_id, k.quality_exception_id)`))
+    .leftJoin('pick_batches as b', 'b.id', 'e.pick_batch_id')
+    .leftJoin('items as i', 'i.id', 'e.item_id')
+    .leftJoin('items as ai', 'ai.id', 'e.actual_item_id')
+    .selectAll('k')
+    .select([
+      'e.id as exception_id', 'e.kind as exception_kind', 'e.status as exception_status', 'b.batch_number', 'i.item_number_display',
+      'i.description as item_description', 'e.qty_short', 'e.short_reason', 'e.flag_reason',
+      'ai.item_number_display as actual_item_number_display', 'e.actual_qty',
+    ])
+    .where('k.order_id', '=', orderId)
+    .where('k.status', '=', 'open')
+    .orderBy('k.created_at')
+    .execute();
+}
+
+/** Documents filed under the order, newest first, with the uploader's name. */
+export function documentsOf(db: Executor, orderId: string) {
+  return db
+    .selectFrom('documents as d')
+    .leftJoin('users as u', 'u.id', 'd.uploaded_by')
+    .selectAll('d')
+    .select('u.name as uploaded_by_name')
+    .where('d.entity_type', '=', 'order')
+    .where('d.entity_id', '=', orderId)
+    .orderBy('d.uploaded_at', 'desc')
+    .execute();
+}

@@ -1,0 +1,290 @@
+// Orders: entry with all lines in one transaction, header changes with the carrier's rules, the status transitions
+// (release with gap-free numbers, cancel, bill, close), priority, LTL freight, and adding and deleting lines.
+import type { Kysely, Transaction, Updateable } from 'kysely';
+import type { DB, OrdersTable, OrderStatus, Priority } from '../../db/schema.ts';
+import { inTransaction } from '../../db/transaction.ts';
+import { emit } from '../../domain/events.ts';
+import { recordHistory } from '../../domain/history.ts';
+import { forbidden, invalidRequest, notFound } from '../../http/errors.ts';
+import type { Actor } from '../../http/auth.ts';
+import { prepareLines, refreshTotals, releaseLines, type LineRequest } from './lines.ts';
+import { lockOrder } from './queries.ts';
+import { invalidStatus, orderEvent, readOrder, type OrderResponse } from './read.ts';
+import type { OrderRow } from './serialize.ts';
+
+/** Statuses whose header may change: before the order ships. */
+const OPEN: OrderStatus[] = ['entered', 'selected', 'released', 'partial'];
+/** Statuses whose lines may change: before release. */
+const EDITABLE: OrderStatus[] = ['entered', 'selected'];
+
+function assertStatus(order: OrderRow, allowed: OrderStatus[], operation: string): void {
+  if (!allowed.includes(order.status)) throw invalidStatus(`cannot ${operation} an order that is ${order.status}`);
+}
+
+/** Trimmed text; blank is null. */
+const text = (value: string | null | undefined) => value?.trim() || null;
+
+interface HeaderInput {
+  customer_po_number?: string | null;
+  manufacturer_auth?: string | null;
+  carrier_account?: string | null;
+  shipping_point?: string | null;
+  special_instructions?: string | null;
+  freight_terms?: string | null;
+  ship_method?: string | null;
+  ship_via_other?: string | null;
+  ship_via_id?: string | null;
+  third_party_payer_id?: string | null;
+  bill_to_name?: string | null;
+  bill_to_address_1?: string | null;
+  bill_to_address_2?: string | null;
+  bill_to_city?: string | null;
+  bill_to_state?: string | null;
+  bill_to_zip?: string | null;
+  priority?: Priority;
+}
+
+const TEXT_FIELDS = [
+  'customer_po_number', 'manufacturer_auth', 'carrier_account', 'shipping_point', 'special_instructions', 'freight_terms',
+  'ship_method', 'ship_via_other', 'bill_to_name', 'bill_to_address_1', 'bill_to_address_2', 'bill_to_city', 'bill_to_state', 'bill_to_zip',
+] as const;
+const BILL_TO_FIELDS = ['bill_to_name', 'bill_to_address_1', 'bill_to_address_2', 'bill_to_city', 'bill_to_state', 'bill_to_zip'] as const;
+
+type Header = Pick<OrdersTable, (typeof TEXT_FIELDS)[number] | 'ship_via_id' | 'third_party_payer_id'>;
+
+/** The carrier's mode decides which shipping fields an order keeps (spec: Ship-via code). */
+async function applyCarrierRules(tx: Transaction<DB>, header: Header): Promise<void> {
+  if (!header.ship_via_id) return;
+  const carrier = await tx.selectFrom('ship_via').select(['mode', 'is_active']).where('id', '=', header.ship_via_id).executeTakeFirst();
+  if (!carrier) throw invalidRequest('ship_via_id does not name a ship-via code');
+  if (carrier.mode === 'parcel') header.ship_via_other = null;
+  if (carrier.mode === 'ltl') header.ship_method = null;
+  if (carrier.mode === 'will_call') {
+    header.ship_method = null;
+    header.ship_via_other = null;
+    header.freight_terms = 'WILL CALL';
+  }
+}
+
+/** A third-party payer of the customer that order entry may pick (not hidden): its address and account become the bill-to. */
+async function payerSnapshot(tx: Transaction<DB>, customerId: string, payerId: string) {
+  const payer = await tx.selectFrom('third_party_payers').selectAll().where('id', '=', payerId).executeTakeFirst();
+  if (!payer || payer.customer_id !== customerId || payer.is_hidden) throw invalidRequest('third_party_payer_id does not name a visible third-party payer of the customer');
+  return {
+    bill_to_name: payer.name, bill_to_address_1: payer.address_line_1, bill_to_address_2: payer.address_line_2,
+    bill_to_city: payer.city, bill_to_state: payer.state, bill_to_zip: payer.zip_code, carrier_account: payer.carrier_account,
+  };
+}
+
+/** Where the order ships: the drop-ship location's address when one is named, else the customer's own. */
+async function shipToSnapshot(tx: Transaction<DB>, customer: { id: string; name: string; address_line_1: string | null; address_line_2: string | null; city: string | null; state: string | null; zip_code: string | null }, dropShipId: string | null) {
+  if (!dropShipId) {
+    return {
+      ship_to_name: customer.name, ship_to_address_1: customer.address_line_1, ship_to_address_2: customer.address_line_2,
+      ship_to_city: customer.city, ship_to_state: customer.state, ship_to_zip: customer.zip_code,
+    };
+  }
+  const place = await tx.selectFrom('drop_ship_locations').selectAll().where('id', '=', dropShipId).executeTakeFirst();
+  if (!place || place.customer_id !== customer.id || place.is_hidden) throw invalidRequest('drop_ship_location_id does not name a visible drop-ship location of the customer');
+  return {
+    ship_to_name: place.name, ship_to_address_1: place.address_line_1, ship_to_address_2: place.address_line_2,
+    ship_to_city: place.city, ship_to_state: place.state, ship_to_zip: place.zip_code,
+  };
+}
+
+export interface NewOrder extends HeaderInput {
+  manufacturer_id: string;
+  customer_id: string;
+  order_date?: string;
+  drop_ship_location_id?: string | null;
+  lines: LineRequest[];
+}
+
+/** Priority is applied after entry, with its own audit record (and event when it is not the default). */
+async function setPriority(tx: Transaction<DB>, actor: Actor, order: OrderRow, priority: Priority): Promise<void> {
+  if (priority !== order.priority) {
+    await tx.updateTable('orders').set({ priority, updated_by: actor.userId, updated_at: new Date() }).where('id', '=', order.id).execute();
+    await emit(tx, 'order.priority_changed', { ...orderEvent(order), priority, previous_priority: order.priority }, order.manufacturer_id);
+  }
+  await recordHistory(tx, actor, { entityType: 'order', entityId: order.id, action: 'priority_changed', manufacturerId: order.manufacturer_id, before: { priority: order.priority }, after: { priority } });
+}
+
+export async function createOrder(db: Kysely<DB>, actor: Actor, input: NewOrder): Promise<OrderResponse> {
+  if (actor.manufacturerId && actor.manufacturerId !== input.manufacturer_id) throw forbidden('a partner-scoped key enters orders only for its own supply partner');
+  return inTransaction(db, async (tx) => {
+    const partner = await tx.selectFrom('manufacturers').select('id').where('id', '=', input.manufacturer_id).executeTakeFirst();
+    if (!partner) throw invalidRequest('manufacturer_id does not name a supply partner');
+    const customer = await tx.selectFrom('customers').selectAll().where('id', '=', input.customer_id).executeTakeFirst();
+    if (!customer) throw invalidRequest('customer_id does not name a customer');
+    if (customer.status !== 'active') throw invalidRequest('the customer is inactive');
+
+    const header: Header = { ship_via_id: input.ship_via_id ?? null, third_party_payer_id: input.third_party_payer_id ?? null } as Header;
+    for (const field of TEXT_FIELDS) header[field] = text(input[field]);
+    if (header.third_party_payer_id) {
+      if (BILL_TO_FIELDS.some((field) => header[field])) throw invalidRequest('name either third_party_payer_id or an inline bill_to, not both');
+      Object.assign(header, await payerSnapshot(tx, customer.id, header.third_party_payer_id));
+    }
+    await applyCarrierRules(tx, header);
+    const order = await tx
+      .insertInto('orders')
+      .values({
+        ...header,
+        ...(await shipToSnapshot(tx, customer, input.drop_ship_location_id ?? null)),
+        manufacturer_id: input.manufacturer_id,
+        customer_id: customer.id,
+        drop_ship_location_id: input.drop_ship_location_id ?? null,
+        ...(input.order_date ? { order_date: input.order_date } : {}),
+        created_by: actor.userId,
+        updated_by: null,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+
+    const lines = await prepareLines(tx, order, input.lines.map((line, index) => ({ line, index, lineNumber: index + 1 })));
+    await tx.insertInto('order_lines').values(lines).execute();
+    await refreshTotals(tx, order.id);
+    await recordHistory(tx, actor, { entityType: 'order', entityId: order.id, action: 'created', manufacturerId: order.manufacturer_id, after: { order_number: order.order_number, lines: input.lines.length } });
+    await emit(tx, 'order.created', orderEvent(order), order.manufacturer_id);
+    await setPriority(tx, actor, order, input.priority ?? 'normal');
+    return readOrder(tx, actor, order.id, 'create');
+  });
+}
+
+/** PATCH: absent, null and empty strings keep a text field; ship_via_id and third_party_payer_id may be set to null. */
+export async function updateOrder(db: Kysely<DB>, actor: Actor, id: string, changes: HeaderInput): Promise<OrderResponse> {
+  return inTransaction(db, async (tx) => {
+    const before = await lockOrder(tx, actor, id);
+    assertStatus(before, OPEN, 'change');
+    const header: Header = Object.fromEntries([...TEXT_FIELDS, 'ship_via_id', 'third_party_payer_id'].map((f) => [f, before[f as keyof Header]])) as Header;
+    for (const field of TEXT_FIELDS) header[field] = text(changes[field]) ?? header[field];
+    if (changes.ship_via_id !== undefined) header.ship_via_id = changes.ship_via_id;
+    if (changes.third_party_payer_id !== undefined) {
+      header.third_party_payer_id = changes.third_party_payer_id;
+      if (changes.third_party_payer_id) Object.assign(header, await payerSnapshot(tx, before.customer_id, changes.third_party_payer_id));
+    }
+    await applyCarrierRules(tx, header);
+    const set: Updateable<OrdersTable> = { ...header, updated_by: actor.userId, updated_at: new Date() };
+    await tx.updateTable('orders').set(set).where('id', '=', id).execute();
+    await recordHistory(tx, actor, {
+      entityType: 'order', entityId: id, action: 'updated', manufacturerId: before.manufacturer_id,
+      before: Object.fromEntries(Object.keys(header).map((f) => [f, before[f as keyof Header]])), after: header,
+    });
+    if (changes.priority) await setPriority(tx, actor, before, changes.priority);
+    return readOrder(tx, actor, id, 'detail');
+  });
+}
+
+export async function changePriority(db: Kysely<DB>, actor: Actor, id: string, priority: Priority): Promise<OrderResponse> {
+  return inTransaction(db, async (tx) => {
+    const order = await lockOrder(tx, actor, id);
+    assertStatus(order, OPEN, 'change the priority of');
+    await setPriority(tx, actor, order, priority);
+    return readOrder(tx, actor, id, 'detail');
+  });
+}
+
+/** The next number of a release counter, taken under its row lock: a rolled-back release gives it back. */
+async function nextReleaseNumber(tx: Transaction<DB>, manufacturerId: string | null): Promise<number> {
+  const row = await tx
+    .insertInto('release_counters')
+    .values({ manufacturer_id: manufacturerId, last_number: 1 })
+    .onConflict((oc) => oc.constraint('release_counters_manufacturer_key').doUpdateSet((eb) => ({ last_number: eb('release_counters.last_number', '+', 1) })))
+    .returning('last_number')
+    .executeTakeFirstOrThrow();
+  return row.last_number;
+}
+
+export async function releaseOrder(db: Kysely<DB>, actor: Actor, id: string): Promise<OrderResponse> {
+  return inTransaction(db, async (tx) => {
+    const order = await lockOrder(tx, actor, id);
+    assertStatus(order, ['entered'], 'release');
+    if (order.line_count === 0) throw invalidStatus('an order needs at least one line to be released');
+    const block = await tx.selectFrom('order_blocks').select('kind').where('order_id', '=', id).where('status', '=', 'open').executeTakeFirst();
+    if (block) throw invalidStatus(`the order has an open ${block.kind} block`);
+    // The partner's counter first, then the global one: every release takes them in this order.
+    const releaseNumber = await nextReleaseNumber(tx, order.manufacturer_id);
+    const originalReleaseNumber = await nextReleaseNumber(tx, null);
+    const released = await tx
+      .updateTable('orders')
+      .set({ status: 'released', release_number: releaseNumber, original_release_number: originalReleaseNumber, released_by: actor.userId, released_at: new Date(), updated_by: actor.userId, updated_at: new Date() })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await recordHistory(tx, actor, { entityType: 'order', entityId: id, action: 'released', manufacturerId: order.manufacturer_id, before: { status: order.status }, after: { status: 'released', release_number: releaseNumber, original_release_number: originalReleaseNumber } });
+    await emit(tx, 'order.released', orderEvent(released), order.manufacturer_id);
+    return readOrder(tx, actor, id, 'detail');
+  });
+}
+
+/** Any status before shipped; what the lines hold in qty_committed goes back to the items, open blocks end. */
+export async function cancelOrder(db: Kysely<DB>, actor: Actor, id: string): Promise<OrderResponse> {
+  return inTransaction(db, async (tx) => {
+    const order = await lockOrder(tx, actor, id);
+    assertStatus(order, OPEN, 'cancel');
+    await releaseLines(tx, await tx.selectFrom('order_lines').select(['id', 'item_id', 'qty_committed']).where('order_id', '=', id).execute());
+    await tx.updateTable('order_blocks').set({ status: 'cancelled', updated_at: new Date() }).where('order_id', '=', id).where('status', '=', 'open').execute();
+    const cancelled = await tx.updateTable('orders').set({ status: 'cancelled', updated_by: actor.userId, updated_at: new Date() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+    await recordHistory(tx, actor, { entityType: 'order', entityId: id, action: 'cancelled', manufacturerId: order.manufacturer_id, before: { status: order.status }, after: { status: 'cancelled', reason: null } });
+    await emit(tx, 'order.cancelled', orderEvent(cancelled), order.manufacturer_id);
+    return readOrder(tx, actor, id, 'detail');
+  });
+}
+
+/** bill: shipped -> billed; close: shipped or billed -> closed (read-only from then on). */
+export async function advanceOrder(db: Kysely<DB>, actor: Actor, id: string, to: 'billed' | 'closed'): Promise<OrderResponse> {
+  return inTransaction(db, async (tx) => {
+    const order = await lockOrder(tx, actor, id);
+    assertStatus(order, to === 'billed' ? ['shipped'] : ['shipped', 'billed'], to === 'billed' ? 'bill' : 'close');
+    const after = await tx.updateTable('orders').set({ status: to, updated_by: actor.userId, updated_at: new Date() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+    await recordHistory(tx, actor, { entityType: 'order', entityId: id, action: to, manufacturerId: order.manufacturer_id, before: { status: order.status }, after: { status: to } });
+    await emit(tx, `order.${to}`, orderEvent(after), order.manufacturer_id);
+    return readOrder(tx, actor, id, 'detail');
+  });
+}
+
+/** Carrier and PRO are recorded independently; a blank one clears it, and when both are clear the record is gone. */
+export async function recordLtlFreight(db: Kysely<DB>, actor: Actor, id: string, input: { carrier?: string | null; pro_number?: string | null }): Promise<OrderResponse> {
+  return inTransaction(db, async (tx) => {
+    const order = await lockOrder(tx, actor, id);
+    assertStatus(order, ['shipped', 'partial', 'closed'], 'record LTL freight for');
+    const carrier = input.carrier === undefined ? order.ltl_carrier : text(input.carrier);
+    const proNumber = input.pro_number === undefined ? order.ltl_pro_number : text(input.pro_number);
+    const recorded = carrier !== null || proNumber !== null;
+    await tx.updateTable('orders').set({
+      ltl_carrier: carrier, ltl_pro_number: proNumber,
+      ltl_recorded_at: recorded ? new Date() : null, ltl_recorded_by: recorded ? actor.userId : null,
+      updated_by: actor.userId, updated_at: new Date(),
+    }).where('id', '=', id).execute();
+    await recordHistory(tx, actor, {
+      entityType: 'order', entityId: id, action: recorded ? 'ltl_recorded' : 'ltl_cleared', manufacturerId: order.manufacturer_id,
+      before: { ltl_carrier: order.ltl_carrier, ltl_pro_number: order.ltl_pro_number }, after: { ltl_carrier: carrier, ltl_pro_number: proNumber },
+    });
+    return readOrder(tx, actor, id, 'detail');
+  });
+}
+
+export async function addLine(db: Kysely<DB>, actor: Actor, id: string, line: LineRequest): Promise<OrderResponse> {
+  return inTransaction(db, async (tx) => {
+    const order = await lockOrder(tx, actor, id);
+    assertStatus(order, EDITABLE, 'add a line to');
+    const last = await tx.selectFrom('order_lines').select((eb) => eb.fn.max('line_number').as('max')).where('order_id', '=', id).executeTakeFirst();
+    const [prepared] = await prepareLines(tx, order, [{ line, index: null, lineNumber: (last?.max ?? 0) + 1 }]);
+    const row = await tx.insertInto('order_lines').values(prepared!).returningAll().executeTakeFirstOrThrow();
+    await refreshTotals(tx, id);
+    await recordHistory(tx, actor, { entityType: 'order', entityId: id, action: 'line_added', manufacturerId: order.manufacturer_id, after: row });
+    return readOrder(tx, actor, id, 'detail');
+  });
+}
+
+export async function deleteLine(db: Kysely<DB>, actor: Actor, id: string, lineId: string): Promise<void> {
+  await inTransaction(db, async (tx) => {
+    const order = await lockOrder(tx, actor, id);
+    const line = await tx.selectFrom('order_lines').selectAll().where('id', '=', lineId).where('order_id', '=', id).executeTakeFirst();
+    if (!line) throw notFound('order line');
+    assertStatus(order, EDITABLE, 'delete a line of');
+    await releaseLines(tx, [line]);
+    await tx.deleteFrom('order_lines').where('id', '=', lineId).execute();
+    await refreshTotals(tx, id);
+    await recordHistory(tx, actor, { entityType: 'order', entityId: id, action: 'line_deleted', manufacturerId: order.manufacturer_id, before: line });
+  });
+}
