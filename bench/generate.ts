@@ -9,6 +9,8 @@ import { generateApiKey } from '../src/domain/secrets.ts';
 
 export const ITEMS = 100_000;
 export const MOVEMENTS = 1_000_000;
+export const ORDERS = 200_000;
+const CUSTOMERS = 2_000;
 const MANUFACTURERS = 50;
 const LOCATIONS = 500;
 
@@ -126,8 +128,54 @@ const STEPS: [step: string, ...statements: string[]][] = [
       when 'adjustment' then (1 + (bm.m / 10) % 5) * (1 - 2 * ((bm.m / 7) % 2))
       else (1 + (bm.m / 10) % 20) * (1 - 2 * ((bm.m / 7) % 2)) end qty) t
     order by bm.m`],
+  ['customers', `
+    insert into customers (account_number, name, address_line_1, city, state, zip_code)
+    select 'C' || lpad(g::text, 5, '0'), (array['Acme','Summit','Harbor','Pioneer','Valley','Granite','Lakeside','Metro'])[1 + g % 8]
+      || ' ' || (array['Supply','Hardware','Industrial','Plumbing','Electric'])[1 + (g / 8) % 5] || ' ' || g,
+      g || ' Commerce Dr', (array['Springfield','Peoria','Joliet','Madison','Dayton'])[1 + g % 5], 'IL', lpad((60000 + g)::text, 5, '0')
+    from generate_series(1, ${CUSTOMERS}) g`],
+  // 200,000 orders over two years, most of them done: 10% still open (entered, released, partial), then shipped,
+  // billed, closed and cancelled. Each holds two lines of its partner's items; generated lines commit no stock.
+  ['orders',
+    'create temp table bench_customers as select row_number() over (order by account_number)::int k, id, name from customers',
+    `create temp table bench_orders as
+      select o, gen_random_uuid() id, (o % ${MANUFACTURERS}) + 1 mfg_k, 1 + (o * 7) % ${CUSTOMERS} cust_k,
+        now() - (${ORDERS} - o) * interval '${(730 * 86400) / ORDERS} seconds' ts,
+        case when o % 100 < 5 then 'entered' when o % 100 < 8 then 'released' when o % 100 < 10 then 'partial'
+             when o % 100 < 30 then 'shipped' when o % 100 < 35 then 'billed' when o % 100 < 95 then 'closed' else 'cancelled' end status
+      from generate_series(1, ${ORDERS}) o`,
+    `insert into orders (id, manufacturer_id, customer_id, status, priority, customer_po_number, order_date, ship_to_name,
+       ship_to_address_1, ship_to_city, ship_to_state, ship_to_zip, line_count, total_extended_price, release_number,
+       original_release_number, released_at, created_at, updated_at)
+     select bo.id, mf.id, c.id, bo.status, (array['normal','normal','normal','high','rush'])[1 + bo.o % 5], 'PO-' || (100000 + bo.o),
+       bo.ts::date, c.name, bo.cust_k || ' Commerce Dr', 'Springfield', 'IL', '62701', 2, 0,
+       case when bo.status not in ('entered', 'cancelled') then row_number() over (partition by bo.mfg_k, bo.status not in ('entered', 'cancelled') order by bo.o) end,
+       case when bo.status not in ('entered', 'cancelled') then row_number() over (partition by bo.status not in ('entered', 'cancelled') order by bo.o) end,
+       case when bo.status not in ('entered', 'cancelled') then bo.ts + interval '1 hour' end, bo.ts, bo.ts
+     from bench_orders bo
+     join bench_mfgs mf on mf.k = bo.mfg_k
+     join bench_customers c on c.k = bo.cust_k
+     order by bo.o`,
+    // Item g belongs to partner (g % 50) + 1: g = 50m + k - 1 picks items of partner k.
+    `insert into order_lines (order_id, item_id, line_number, item_number_display, item_description, qty_ordered, qty_shipped,
+       qty_warehouse, qty_direct, qty_committed, fulfillment_source, unit_price, price_override, discount_pct, extended_price,
+       unit_weight, unit_of_measure, created_at, updated_at)
+     select bo.id, i.id, j, i.item_number_display, i.description, q.qty,
+       case when bo.status in ('shipped', 'billed', 'closed') then q.qty else 0 end, q.qty, 0, 0, 'warehouse',
+       coalesce(i.price_1, 0), false, 0, q.qty * coalesce(i.price_1, 0), i.unit_weight, i.selling_uom, bo.ts, bo.ts
+     from bench_orders bo
+     cross join generate_series(1, 2) j
+     join bench_items bi on bi.g = (1 + (bo.o * 37 + j * 101) % 1999) * ${MANUFACTURERS} + bo.mfg_k - 1
+     join items i on i.id = bi.id
+     cross join lateral (select 1 + (bo.o + j) % 12 qty) q`,
+    `update orders o set total_extended_price = t.total from (select order_id, sum(extended_price) total from order_lines group by order_id) t
+      where t.order_id = o.id`,
+    `insert into release_counters (manufacturer_id, last_number)
+      select manufacturer_id, max(release_number) from orders where release_number is not null group by manufacturer_id`,
+    `update release_counters set last_number = (select max(original_release_number) from orders) where manufacturer_id is null`,
+    "select setval('order_number_seq', (select max(order_number) from orders))"],
   // VACUUM as well as ANALYZE: freshly loaded pages have no visibility map, which would slow the first reads.
-  ['vacuum analyze', `vacuum (analyze) manufacturers, locations, items, item_aliases, item_locations, inventory_movements`],
+  ['vacuum analyze', `vacuum (analyze) manufacturers, locations, items, item_aliases, item_locations, inventory_movements, customers, orders, order_lines`],
   // A second pass over items: the first one removes the versions the movement step's update left behind, and only a
   // pass over clean pages marks them all-visible (which index-only counts need).
   ['vacuum items', `vacuum items`],

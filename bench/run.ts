@@ -5,7 +5,8 @@ import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { generate, ITEMS, MOVEMENTS, sampleItems, type Generated, type SampleItem } from './generate.ts';
+import { generate, ITEMS, MOVEMENTS, ORDERS, sampleItems, type Generated, type SampleItem } from './generate.ts';
+import { ORDER_LINES, orderBodies } from './orders.ts';
 import { measureReceiving, printReceiving, type ReceivingRow } from './receiving.ts';
 
 function int(name: string, fallback: number): number {
@@ -33,8 +34,12 @@ interface Endpoint {
   name: string;
   base: string;
   paths: string[];
+  /** POST bodies, one per request in turn (JSON); GET when absent. */
+  bodies?: string[];
   /** Minimum requests/s as a fraction of the floor's; null for the floor itself. */
   minRatio: number | null;
+  /** Minimum requests/s in absolute terms (write targets). */
+  minRps?: number;
   maxP99Ms: number | null;
 }
 
@@ -112,7 +117,7 @@ function misspell(number: string): string {
   return chars.reverse().join('');
 }
 
-function endpoints(items: SampleItem[]): Endpoint[] {
+function endpoints(items: SampleItem[], bodies: string[]): Endpoint[] {
   const service = `http://127.0.0.1:${SERVICE_PORT}`;
   const q = (value: string) => encodeURIComponent(value);
   // Four digits from inside the number: matches a few dozen items by substring, none by description.
@@ -126,28 +131,41 @@ function endpoints(items: SampleItem[]): Endpoint[] {
     { name: 'search exact', base: service, paths: search(items.map((i) => i.item_number_display)), minRatio: 0.25, maxP99Ms: 50 },
     { name: 'search prefix (5 chars)', base: service, paths: search(items.map((i) => i.item_number_display.slice(0, 5))), minRatio: 0.25, maxP99Ms: 50 },
     { name: 'search misspelled', base: service, paths: search(items.map((i) => misspell(i.item_number_display))), minRatio: 0.25, maxP99Ms: 50 },
+    { name: 'GET /orders status=open', base: service, paths: ['/api/v1/orders?status=open&per_page=25'], minRatio: 0.25, maxP99Ms: null },
+    // Writes last, so the rows they add do not move the read figures.
+    { name: `POST /orders (${ORDER_LINES} lines)`, base: service, paths: ['/api/v1/orders'], bodies, minRatio: null, minRps: 200, maxP99Ms: 100 },
   ].filter((e) => ONLY.length === 0 || e.name === 'floor GET /floor' || ONLY.some((word) => e.name.includes(word)));
 }
 
 // Every request picks the next path of a shared rotation, so the connections do not march over the same ids in step.
 async function drive(endpoint: Endpoint, headers: Record<string, string>, duration: number) {
   let next = 0;
-  const setupRequest = (request: { path?: string }) => ({ ...request, path: endpoint.paths[next++ % endpoint.paths.length] });
-  return autocannon({ url: endpoint.base, connections: CONNECTIONS, duration, timeout: 10, headers, requests: [{ method: 'GET', setupRequest }] });
+  const { bodies } = endpoint;
+  const setupRequest = (request: { path?: string }) => {
+    const n = next++;
+    return { ...request, path: endpoint.paths[n % endpoint.paths.length], ...(bodies ? { body: bodies[n % bodies.length] } : {}) };
+  };
+  const method = bodies ? 'POST' : 'GET';
+  const allHeaders = bodies ? { ...headers, 'content-type': 'application/json' } : headers;
+  return autocannon({ url: endpoint.base, connections: CONNECTIONS, duration, timeout: 10, headers: allHeaders, requests: [{ method, setupRequest }] });
 }
 
 async function measure(endpoint: Endpoint, headers: Record<string, string>, floorRps: number | null): Promise<Row> {
-  const target = [endpoint.minRatio && `>= ${endpoint.minRatio}x floor`, endpoint.maxP99Ms && `p99 < ${endpoint.maxP99Ms} ms`].filter(Boolean).join(', ');
+  const target = [endpoint.minRatio && `>= ${endpoint.minRatio}x floor`, endpoint.minRps && `>= ${endpoint.minRps}/s`, endpoint.maxP99Ms && `p99 < ${endpoint.maxP99Ms} ms`]
+    .filter(Boolean).join(', ');
   const empty = { endpoint: endpoint.name, requests_per_s: 0, p50_ms: 0, p99_ms: 0, ratio_to_floor: null, non_2xx: 0, errors: 0, target, met: null };
-  const sample = await fetch(endpoint.base + endpoint.paths[0], { headers });
-  if (sample.status !== 200) {
+  const sample = await fetch(endpoint.base + endpoint.paths[0], endpoint.bodies
+    ? { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: endpoint.bodies.at(-1) }
+    : { headers });
+  if (sample.status !== (endpoint.bodies ? 201 : 200)) {
     return { ...empty, met: endpoint.minRatio ? false : null, note: `sample answered ${sample.status}: ${(await sample.text()).slice(0, 120)}` };
   }
   await drive(endpoint, headers, WARMUP);
   const r = await drive(endpoint, headers, DURATION);
   const ratio = floorRps ? r.requests.average / floorRps : null;
-  const met = endpoint.minRatio === null && endpoint.maxP99Ms === null ? null
-    : (endpoint.minRatio === null || (ratio ?? 0) >= endpoint.minRatio) && (endpoint.maxP99Ms === null || r.latency.p99 < endpoint.maxP99Ms);
+  const met = endpoint.minRatio === null && endpoint.maxP99Ms === null && !endpoint.minRps ? null
+    : (endpoint.minRatio === null || (ratio ?? 0) >= endpoint.minRatio) && (endpoint.maxP99Ms === null || r.latency.p99 < endpoint.maxP99Ms)
+      && (!endpoint.minRps || r.requests.average >= endpoint.minRps);
   return {
     ...empty, requests_per_s: Math.round(r.requests.average), p50_ms: r.latency.p50, p99_ms: r.latency.p99,
     ratio_to_floor: ratio === null ? null : Math.round(ratio * 100) / 100, non_2xx: r.non2xx, errors: r.errors + r.timeouts, met,
@@ -169,10 +187,11 @@ function printTable(rows: Row[]): void {
 
 async function main(): Promise<void> {
   mkdirSync(RESULTS, { recursive: true });
-  console.log(`bench database ${DB_NAME} on ${new URL(SERVER_URL).host}: generating ${ITEMS} items, ${MOVEMENTS} movements`);
+  console.log(`bench database ${DB_NAME} on ${new URL(SERVER_URL).host}: generating ${ITEMS} items, ${MOVEMENTS} movements, ${ORDERS} orders`);
   await onServer([`drop database if exists ${DB_NAME} with (force)`, `create database ${DB_NAME}`]);
   const generated: Generated = await generate(benchUrl);
   const items = await sampleItems(benchUrl, SAMPLES);
+  const bodies = await orderBodies(benchUrl, SAMPLES);
 
   const pool = String(POOL_SIZE);
   const service = startChild('service', 'src/main.ts', {
@@ -189,7 +208,7 @@ async function main(): Promise<void> {
   const headers = { authorization: `Bearer ${generated.adminKey}` };
   const rows: Row[] = [];
   let floorRps: number | null = null;
-  for (const endpoint of endpoints(items)) {
+  for (const endpoint of endpoints(items, bodies)) {
     process.stdout.write(`  ${endpoint.name} ...`);
     const row = await measure(endpoint, headers, floorRps);
     if (endpoint.base.endsWith(`:${FLOOR_PORT}`)) floorRps = row.requests_per_s || null;
@@ -211,7 +230,7 @@ async function main(): Promise<void> {
     cpus: availableParallelism(),
     cpu_model: cpus()[0]?.model ?? null,
     node: process.version,
-    data: { items: ITEMS, movements: MOVEMENTS, generation_seconds: Math.round(generated.totalSeconds * 10) / 10, steps: generated.timings },
+    data: { items: ITEMS, movements: MOVEMENTS, orders: ORDERS, generation_seconds: Math.round(generated.totalSeconds * 10) / 10, steps: generated.timings },
     settings: { connections: CONNECTIONS, duration_s: DURATION, warmup_s: WARMUP, db_pool_size: POOL_SIZE, sampled_items: items.length },
     results: rows,
     receiving,
