@@ -194,6 +194,14 @@ describe('carriers, drop-ship locations and third-party payers', () => {
     assert.deepEqual([pickup.ship_method, pickup.ship_via_other, pickup.freight_terms, pickup.ship_via_mode], [null, null, 'WILL CALL', 'will_call']);
     const stored = await orderRow(pickup.id);
     assert.equal(stored.freight_terms, 'WILL CALL');
+    // A retired carrier cannot be chosen any more; the order that has it keeps it.
+    const retired = await post('/api/v1/ship-via', { code: 'OLDCO', description: 'Old carrier', mode: 'parcel' });
+    assert.equal(retired.status, 201);
+    const withOld = await entered([{ item_id: a, qty_ordered: 1 }], { ship_via_id: retired.body.data.id });
+    await t.db.updateTable('ship_via').set({ is_active: false }).where('id', '=', retired.body.data.id).execute();
+    expectError(await enter([{ item_id: a, qty_ordered: 1 }], { ship_via_id: retired.body.data.id }), 422, 'invalid_request');
+    expectError(await call(t.app, 'PATCH', `/api/v1/orders/${parcel.id}`, { key: t.adminKey, body: { ship_via_id: retired.body.data.id } }), 422, 'invalid_request');
+    assert.equal((await call(t.app, 'PATCH', `/api/v1/orders/${withOld}`, { key: t.adminKey, body: { customer_po_number: 'PO-9' } })).status, 200);
   });
 
   test('a drop-ship location of the customer is snapshotted into ship_to; hidden or foreign ones are refused', async () => {

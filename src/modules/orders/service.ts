@@ -52,11 +52,14 @@ const BILL_TO_FIELDS = ['bill_to_name', 'bill_to_address_1', 'bill_to_address_2'
 
 type Header = Pick<OrdersTable, (typeof TEXT_FIELDS)[number] | 'ship_via_id' | 'third_party_payer_id'>;
 
-/** The carrier's mode decides which shipping fields an order keeps (spec: Ship-via code). */
-async function applyCarrierRules(tx: Transaction<DB>, header: Header): Promise<void> {
+/**
+ * The carrier's mode decides which shipping fields an order keeps (spec: Ship-via code). A carrier being chosen must
+ * be active; an order keeps the one it has even after it is retired.
+ */
+async function applyCarrierRules(tx: Transaction<DB>, header: Header, chosen: boolean): Promise<void> {
   if (!header.ship_via_id) return;
   const carrier = await tx.selectFrom('ship_via').select(['mode', 'is_active']).where('id', '=', header.ship_via_id).executeTakeFirst();
-  if (!carrier) throw invalidRequest('ship_via_id does not name a ship-via code');
+  if (!carrier || (chosen && !carrier.is_active)) throw invalidRequest('ship_via_id does not name an active ship-via code');
   if (carrier.mode === 'parcel') header.ship_via_other = null;
   if (carrier.mode === 'ltl') header.ship_method = null;
   if (carrier.mode === 'will_call') {
@@ -124,7 +127,7 @@ export async function createOrder(db: Kysely<DB>, actor: Actor, input: NewOrder)
       if (BILL_TO_FIELDS.some((field) => header[field])) throw invalidRequest('name either third_party_payer_id or an inline bill_to, not both');
       Object.assign(header, await payerSnapshot(tx, customer.id, header.third_party_payer_id));
     }
-    await applyCarrierRules(tx, header);
+    await applyCarrierRules(tx, header, true);
     const order = await tx
       .insertInto('orders')
       .values({
@@ -162,7 +165,7 @@ export async function updateOrder(db: Kysely<DB>, actor: Actor, id: string, chan
       header.third_party_payer_id = changes.third_party_payer_id;
       if (changes.third_party_payer_id) Object.assign(header, await payerSnapshot(tx, before.customer_id, changes.third_party_payer_id));
     }
-    await applyCarrierRules(tx, header);
+    await applyCarrierRules(tx, header, changes.ship_via_id !== undefined && changes.ship_via_id !== before.ship_via_id);
     const set: Updateable<OrdersTable> = { ...header, updated_by: actor.userId, updated_at: new Date() };
     await tx.updateTable('orders').set(set).where('id', '=', id).execute();
     await recordHistory(tx, actor, {
