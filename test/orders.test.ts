@@ -105,6 +105,24 @@ describe('entering an order', () => {
     assert.deepEqual((await eventsOf(order.id)).map((e) => e.kind), ['order.created']);
   });
 
+  test('the create response\'s lines are partial: no direct_* or item_qty_* keys, even on a direct line', async () => {
+    const d = await stockedItem('PART-D', 0);
+    const line = (await enter([{ item_id: d, qty_ordered: 2, fulfillment_source: 'direct' }])).body.data.lines[0];
+    assert.deepEqual(Object.keys(line).filter((key) => key.startsWith('direct_') || key.startsWith('item_qty_')), []);
+    assert.equal(line.qty_direct, 2);
+  });
+
+  test('amounts as large as the limits allow are computed exactly from the stored price', async () => {
+    const a = await stockedItem('BIG-A', 0);
+    const big = (await enter([{ item_id: a, qty_ordered: 100_000_000, unit_price: 99_999_999, fulfillment_source: 'direct' }])).body.data;
+    assert.equal(big.lines[0].extended_price, 9_999_999_900_000_000);
+    assert.equal(big.order.total_extended_price, 9_999_999_900_000_000);
+    // The price is stored with four decimals; the extension is made from the stored price.
+    const small = (await enter([{ item_id: a, qty_ordered: 100_000, unit_price: 0.00005, fulfillment_source: 'direct' }])).body.data.lines[0];
+    assert.equal(small.unit_price, 0.0001);
+    assert.equal(small.extended_price, 10);
+  });
+
   test('a priority other than normal is applied after entry with its own audit record and event', async () => {
     const a = await stockedItem('PRI-A', 5);
     const id = await entered([{ item_id: a, qty_ordered: 1 }], { priority: 'rush' });
@@ -234,6 +252,27 @@ describe('carriers, drop-ship locations and third-party payers', () => {
     expectError(await enter([{ item_id: a, qty_ordered: 1 }], { third_party_payer_id: payerId, bill_to_name: 'Someone' }), 422, 'invalid_request');
     const inline = (await enter([{ item_id: a, qty_ordered: 1 }], { bill_to_name: 'Inline Bill', bill_to_zip: '60602' })).body.data.order;
     assert.deepEqual([inline.bill_to_name, inline.bill_to_zip, inline.third_party_payer_id], ['Inline Bill', '60602', null]);
+    const patch = (id: string, body: Record<string, unknown>) => call(t.app, 'PATCH', `/api/v1/orders/${id}`, { key: t.adminKey, body });
+    expectError(await patch(inline.id, { third_party_payer_id: payerId, bill_to_name: 'Someone' }), 422, 'invalid_request');
+    assert.equal((await orderRow(inline.id)).third_party_payer_id, null);
+    const switched = (await patch(inline.id, { third_party_payer_id: payerId })).body.data.order;
+    assert.deepEqual([switched.bill_to_name, switched.carrier_account], ['Freight Payer Co', 'ACCT-9']);
+    // Once hidden, the payer cannot be picked again, but the orders naming it keep it and may send it back unchanged.
+    assert.equal((await post(`/api/v1/customers/${customer}/third-party-payers/${payerId}/hide`)).status, 200);
+    expectError(await enter([{ item_id: a, qty_ordered: 1 }], { third_party_payer_id: payerId }), 422, 'invalid_request');
+    assert.equal((await patch(order.id, { third_party_payer_id: payerId, customer_po_number: 'PO-KEEP' })).status, 200);
+    assert.equal((await orderRow(order.id)).third_party_payer_id, payerId);
+  });
+
+  test('leaving will call through PATCH drops WILL CALL unless freight terms come with the change', async () => {
+    const a = await stockedItem('WC-A', 10);
+    const patch = (id: string, body: Record<string, unknown>) => call(t.app, 'PATCH', `/api/v1/orders/${id}`, { key: t.adminKey, body });
+    const pickup = await entered([{ item_id: a, qty_ordered: 1 }], { ship_via_id: shipVia['WILL-CALL'] });
+    const moved = (await patch(pickup, { ship_via_id: shipVia.UPS })).body.data.order;
+    assert.deepEqual([moved.freight_terms, moved.ship_via_mode], [null, 'parcel']);
+    const other = await entered([{ item_id: a, qty_ordered: 1 }], { ship_via_id: shipVia['WILL-CALL'] });
+    assert.equal((await patch(other, { ship_via_id: shipVia.LTL, freight_terms: 'COLLECT' })).body.data.order.freight_terms, 'COLLECT');
+    assert.equal((await orderRow(other)).freight_terms, 'COLLECT');
   });
 });
 
@@ -312,6 +351,7 @@ describe('reading an order', () => {
     const detail = (await call(t.app, 'GET', `/api/v1/orders/${id}?include=shipments,blocks,documents,fulfillment`, { key: t.adminKey })).body.data;
     assert.equal(detail.shipments[0].batch_number, 'PB-1');
     assert.deepEqual(detail.shipments[0].parcels.map((p: { tracking_number: string }) => p.tracking_number), ['1Z999']);
+    assert.match(detail.shipments[0].parcels[0].captured_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     assert.equal(detail.blocks[0].exception.kind, 'short_pick');
     assert.equal(detail.blocks[0].exception.qty_short, 1);
     assert.equal(detail.blocks[0].exception.short_reason, 'bin empty');
@@ -328,17 +368,40 @@ describe('reading an order', () => {
     expectError(await post(`/api/v1/orders/${id}/release`), 422, 'invalid_status');
   });
 
+  test('an order without an entry row in history (loaded from elsewhere) is entered when and by whom it was created', async () => {
+    const a = await stockedItem('LIFE-A', 5);
+    const id = await entered([{ item_id: a, qty_ordered: 1 }]);
+    await t.db.deleteFrom('history').where('entity_id', '=', id).where('action', '=', 'created').execute();
+    const lifecycle = (await call(t.app, 'GET', `/api/v1/orders/${id}?include=fulfillment`, { key: t.adminKey })).body.data.fulfillment.lifecycle;
+    assert.equal(lifecycle.entered_at, (await orderRow(id)).created_at.toISOString());
+    assert.equal(lifecycle.entered_by_name, 'admin');
+  });
+
   test('a partner-scoped key gets 404 for another partner\'s order, before any include runs', async () => {
     const a = await stockedItem('SCO-A', 10);
     const id = await entered([{ item_id: a, qty_ordered: 1 }]);
     const stranger = await userWithKey(t, 'consignor', { manufacturerId: otherPartner });
-    const hidden = await call(t.app, 'GET', `/api/v1/orders/${id}?include=nonsense`, { key: stranger.key });
+    const hidden = await call(t.app, 'GET', `/api/v1/orders/${id}?include=nonsense&include=${'x'.repeat(300)}`, { key: stranger.key });
     expectError(hidden, 404, 'not_found');
     expectError(await post(`/api/v1/orders/${id}/cancel`, undefined, stranger.key), 404, 'not_found');
     expectError(await call(t.app, 'GET', `/api/v1/orders/${id}/pick-batches`, { key: stranger.key }), 404, 'not_found');
     const owner = await userWithKey(t, 'consignor', { manufacturerId: partner });
     assert.equal((await call(t.app, 'GET', `/api/v1/orders/${id}`, { key: owner.key })).status, 200);
     expectError(await enter([{ item_id: a, qty_ordered: 1 }], {}, stranger.key), 403, 'forbidden');
+    const line = (await call(t.app, 'GET', `/api/v1/orders/${id}`, { key: t.adminKey })).body.data.lines[0].id;
+    const attempts = [
+      call(t.app, 'PATCH', `/api/v1/orders/${id}`, { key: stranger.key, body: { customer_po_number: 'X' } }),
+      post(`/api/v1/orders/${id}/release`, undefined, stranger.key),
+      post(`/api/v1/orders/${id}/priority`, { priority: 'rush' }, stranger.key),
+      post(`/api/v1/orders/${id}/lines`, { item_id: a, qty_ordered: 1 }, stranger.key),
+      call(t.app, 'DELETE', `/api/v1/orders/${id}/lines/${line}`, { key: stranger.key }),
+      call(t.app, 'PUT', `/api/v1/orders/${id}/ltl-freight`, { key: stranger.key, body: { carrier: 'X' } }),
+      post(`/api/v1/orders/${id}/direct-ship/notify-out-of-band`, { line_ids: [line] }, stranger.key),
+      post(`/api/v1/orders/${id}/bill`, undefined, stranger.key),
+    ];
+    for (const answer of await Promise.all(attempts)) expectError(answer, 404, 'not_found');
+    const stored = await orderRow(id);
+    assert.deepEqual([stored.status, stored.priority, stored.customer_po_number, stored.line_count], ['entered', 'normal', null, 1]);
   });
 });
 
@@ -477,6 +540,44 @@ describe('lines', () => {
   });
 });
 
+describe('adding lines: the entry rules apply to each added line', () => {
+  test('invalid_price, invalid_split, negative_stock, exception_blocked; direct lines skip the stock and exception checks', async () => {
+    const filler = await stockedItem('ADD-F', 10);
+    const id = await entered([{ item_id: filler, qty_ordered: 1 }]);
+    const scarce = await stockedItem('ADD-S', 2);
+    const blocked = await stockedItem('ADD-B', 10);
+    await t.db.insertInto('pick_exceptions').values({ kind: 'quality', manufacturer_id: partner, item_id: blocked, order_id: null, order_line_id: null, pick_batch_id: null, short_reason: null, flag_reason: null, actual_item_id: null, actual_qty: null }).execute();
+    const add = (body: Record<string, unknown>) => post(`/api/v1/orders/${id}/lines`, body);
+    expectError(await add({ item_id: scarce, qty_ordered: 1, unit_price: 100_000_000 }), 400, 'invalid_price');
+    expectError(await add({ item_id: scarce, qty_ordered: 3, fulfillment_source: 'split', qty_warehouse: 1, qty_direct: 1 }), 422, 'invalid_split');
+    const negative = await add({ item_id: scarce, qty_ordered: 3 });
+    expectError(negative, 422, 'negative_stock');
+    assert.deepEqual(negative.body.error.details, { item_id: scarce });
+    expectError(await add({ item_id: blocked, qty_ordered: 1 }), 422, 'exception_blocked');
+    assert.equal((await orderRow(id)).line_count, 1);
+    assert.deepEqual([(await stockOf(scarce)).qty_committed, (await stockOf(blocked)).qty_committed], [0, 0]);
+    assert.equal((await add({ item_id: blocked, qty_ordered: 5, fulfillment_source: 'direct' })).status, 201);
+    assert.equal((await add({ item_id: scarce, qty_ordered: 3, acknowledge_negative: true })).status, 201);
+    assert.deepEqual(await stockOf(scarce), { qty_on_hand: 2, qty_committed: 3, qty_available: -1 });
+    assert.equal((await stockOf(blocked)).qty_committed, 0);
+  });
+
+  test('a direct-shipped line cannot be deleted; deleting the warehouse line of a shipped direct remainder ships the order', async () => {
+    const d = await stockedItem('DEL-D', 0);
+    const w = await stockedItem('DEL-W', 5);
+    const id = await entered([{ item_id: d, qty_ordered: 1, fulfillment_source: 'direct' }, { item_id: w, qty_ordered: 2 }]);
+    const [direct, warehouse] = (await call(t.app, 'GET', `/api/v1/orders/${id}`, { key: t.adminKey })).body.data.lines;
+    await post(`/api/v1/orders/${id}/direct-ship/ship`, { line_ids: [direct.id], carrier: 'ups' });
+    assert.equal((await orderRow(id)).status, 'entered', 'the warehouse line still has to ship');
+    expectError(await call(t.app, 'DELETE', `/api/v1/orders/${id}/lines/${direct.id}`, { key: t.adminKey }), 422, 'invalid_request');
+    assert.equal((await call(t.app, 'DELETE', `/api/v1/orders/${id}/lines/${warehouse.id}`, { key: t.adminKey })).status, 204);
+    const after = await orderRow(id);
+    assert.equal(after.status, 'shipped');
+    assert.ok(after.shipped_at);
+    assert.equal((await stockOf(w)).qty_committed, 0);
+  });
+});
+
 describe('direct shipping', () => {
   test('notify by e-mail needs an active direct_ship contact with an address; it stamps the lines and queues the mailer event', async () => {
     const d = await stockedItem('DSN-A', 0);
@@ -583,6 +684,9 @@ describe('the order list', () => {
     assert.deepEqual(names(await list('from=2026-01-01&to=2026-01-15')), ['old']);
     assert.deepEqual(names(await list(`customer=${listCustomer}&awaiting_direct_ship=1`)), ['direct']);
     assert.deepEqual(names(await list('aged_hours=1')), []);
+    await sql`update orders set created_at = now() - interval '3 hours' where id = ${ids.old!}`.execute(t.db);
+    assert.deepEqual(names(await list('aged_hours=2')), ['old']);
+    assert.deepEqual(names(await list('aged_hours=4')), []);
   });
 
   test('unknown status or priority values and bad aged_hours are 400, never dropped', async () => {
@@ -627,10 +731,19 @@ describe('concurrency on PostgreSQL', { skip: !onPostgres && 'needs TEST_DATABAS
   test('orders naming the same items in opposite orders are entered in parallel without a deadlock', async () => {
     const a = await stockedItem('CON-X', 1000);
     const b = await stockedItem('CON-Y', 1000);
+    const deadlocks = async () => {
+      // Statistics reach the shared counters when a backend goes idle: wait for them, then read afresh.
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      await sql`select pg_stat_clear_snapshot()`.execute(t.db);
+      return Number((await sql<{ n: string }>`select deadlocks as n from pg_stat_database where datname = current_database()`.execute(t.db)).rows[0]!.n);
+    };
+    const before = await deadlocks();
     const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => enter(i % 2
       ? [{ item_id: a, qty_ordered: 1 }, { item_id: b, qty_ordered: 1 }]
       : [{ item_id: b, qty_ordered: 1 }, { item_id: a, qty_ordered: 1 }])));
     assert.deepEqual(answers.map((a) => a.status), Array(16).fill(201));
+    // inTransaction retries a deadlock once, so the answers alone would not show one.
+    assert.equal(await deadlocks(), before);
     assert.equal((await stockOf(a)).qty_committed, 16);
     assert.equal((await stockOf(b)).qty_committed, 16);
   });

@@ -1,6 +1,6 @@
 // Direct shipping: the supply partner ships some lines itself. The warehouse asks it to (by the mailer's outbox event,
 // or out of band), and records when the partner shipped; an order of direct lines only ships when they all have.
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Carrier, DB, OrderStatus } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { emit } from '../../domain/events.ts';
@@ -79,9 +79,9 @@ export async function notifyDirectShip(
 }
 
 /** An order of direct lines only ships when every line has shipped, and is partial while some have. */
-async function followDirectShipments(tx: Transaction<DB>, actor: Actor, order: OrderRow): Promise<void> {
+export async function followDirectShipments(tx: Transaction<DB>, actor: Actor, order: OrderRow): Promise<void> {
   const lines = await tx.selectFrom('order_lines').select(['qty_warehouse', 'direct_shipped_at']).where('order_id', '=', order.id).execute();
-  if (lines.some((line) => line.qty_warehouse > 0)) return;
+  if (lines.length === 0 || lines.some((line) => line.qty_warehouse > 0) || !lines.some((line) => line.direct_shipped_at)) return;
   const status: OrderStatus = lines.every((line) => line.direct_shipped_at !== null) ? 'shipped' : 'partial';
   if (status === order.status) return;
   const now = new Date();
@@ -114,7 +114,7 @@ export async function markDirectShipped(
         direct_ship_note: input.note?.trim() || null,
         direct_shipped_source: 'api',
         direct_shipped_api_key_id: actor.apiKeyId,
-        qty_shipped: line.qty_shipped + line.qty_direct,
+        qty_shipped: sql<number>`qty_shipped + qty_direct`,
         updated_at: now,
       }).where('id', '=', line.id).execute();
     }

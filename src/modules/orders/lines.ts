@@ -1,11 +1,10 @@
 // Order lines: the rules a line request must meet, its snapshots and price, its stock commitment, and the order's
 // totals that follow from its lines.
-import { sql, type Transaction } from 'kysely';
-import type { DB, FulfillmentSource, OrderLinesTable } from '../../db/schema.ts';
+import { sql, type InsertObject, type Transaction } from 'kysely';
+import type { DB, FulfillmentSource } from '../../db/schema.ts';
 import { commitStock, releaseCommitment, type Commitment } from '../../domain/stock.ts';
 import { ApiError, invalidRequest } from '../../http/errors.ts';
 import { MAX_UNIT_PRICE } from './schemas.ts';
-import type { Insertable } from 'kysely';
 
 export interface LineRequest {
   item_id: string;
@@ -41,8 +40,12 @@ function splitOf(line: LineRequest): { qty_warehouse: number; qty_direct: number
   return split;
 }
 
-/** extended_price = qty × price × (1 − discount), in cents. */
-export const extendedPrice = (qty: number, unitPrice: number, discount: number) => Math.round(qty * unitPrice * (1 - discount) * 100) / 100;
+/**
+ * extended_price = qty × price × (1 − discount) in cents, computed by PostgreSQL in exact decimals, from the price and
+ * discount as they are stored (4 and 6 decimals).
+ */
+const extendedPrice = (qty: number, unitPrice: number, discount: number) =>
+  sql<number>`round(${qty}::numeric * round(${unitPrice}::numeric, 4) * (1 - round(${discount}::numeric, 6)), 2)`;
 
 export interface NumberedLine {
   line: LineRequest;
@@ -60,7 +63,7 @@ export async function prepareLines(
   tx: Transaction<DB>,
   order: { id: string; manufacturer_id: string },
   requests: NumberedLine[],
-): Promise<Insertable<OrderLinesTable>[]> {
+): Promise<InsertObject<DB, 'order_lines'>[]> {
   function fail(request: NumberedLine, error: unknown): never {
     throw atLine(request.index, error);
   }
@@ -86,7 +89,7 @@ export async function prepareLines(
   const blocked = new Set((await tx.selectFrom('pick_exceptions').select('item_id').where('item_id', 'in', itemIds).where('status', '=', 'open').execute())
     .map((row) => row.item_id));
 
-  const rows: Insertable<OrderLinesTable>[] = [];
+  const rows: InsertObject<DB, 'order_lines'>[] = [];
   const commitments: (Commitment & { request: NumberedLine })[] = [];
   for (const [n, request] of requests.entries()) {
     const { line } = request;
@@ -138,10 +141,12 @@ export async function prepareLines(
 }
 
 /** Gives back what the lines still hold in qty_committed and zeroes it, so no path can release it twice. */
-export async function releaseLines(tx: Transaction<DB>, lines: { id: string; item_id: string; qty_committed: number }[]): Promise<void> {
+export async function releaseLines(tx: Transaction<DB>, lineIds: string[]): Promise<void> {
+  if (lineIds.length === 0) return;
+  // Read under the lines' row locks, so what is given back is what they hold now, whoever changed them last.
+  const lines = await tx.selectFrom('order_lines').select(['id', 'item_id', 'qty_committed']).where('id', 'in', lineIds).where('qty_committed', '>', 0).forUpdate().execute();
   // Item rows in a fixed order: two transactions releasing the same items cannot deadlock.
-  for (const line of [...lines].sort((a, b) => a.item_id.localeCompare(b.item_id))) {
-    if (line.qty_committed === 0) continue;
+  for (const line of lines.sort((a, b) => a.item_id.localeCompare(b.item_id))) {
     await releaseCommitment(tx, { itemId: line.item_id, quantity: line.qty_committed });
     await tx.updateTable('order_lines').set({ qty_committed: 0, updated_at: new Date() }).where('id', '=', line.id).execute();
   }

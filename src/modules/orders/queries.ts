@@ -126,8 +126,12 @@ export async function listOrders(db: Kysely<DB>, actor: Actor, f: OrderFilter, p
 
 type LifecycleAction = 'created' | 'released' | 'shipped' | 'picked_up' | 'cancelled' | 'started' | 'packed';
 
-/** Who and when, from the history rows of the order and of its latest live pick batch. */
-export async function lifecycleOf(db: Executor, orderId: string) {
+/**
+ * Who and when, from the history rows of the order and of its latest live pick batch. An order without an entry row
+ * (loaded outside the API) counts as entered when it was created, by its creator.
+ */
+export async function lifecycleOf(db: Executor, order: { id: string; created_at: Date; created_by: string | null }) {
+  const orderId = order.id;
   const batch = await db
     .selectFrom('pick_batches')
     .select(['id', 'status'])
@@ -153,15 +157,17 @@ export async function lifecycleOf(db: Executor, orderId: string) {
   const at = (action: LifecycleAction) => last.get(action)?.occurred_at ?? null;
   const by = (action: LifecycleAction) => last.get(action)?.name ?? null;
   const cancelled = last.get('cancelled')?.after as { reason?: string | null } | null | undefined;
+  const creator = last.has('created') || !order.created_by ? null
+    : await db.selectFrom('users').select('name').where('id', '=', order.created_by).executeTakeFirst();
   return {
-    entered_at: at('created')!,
+    entered_at: at('created') ?? order.created_at,
     released_at: at('released'),
     pick_started_at: at('started'),
     packed_at: at('packed'),
     shipped_at: at('shipped'),
     picked_up_at: at('picked_up'),
     cancelled_at: at('cancelled'),
-    entered_by_name: by('created'),
+    entered_by_name: by('created') ?? creator?.name ?? null,
     released_by_name: by('released'),
     pick_started_by_name: by('started'),
     packed_by_name: by('packed'),
@@ -180,8 +186,8 @@ export async function displaySubstatusOf(db: Executor, orderId: string): Promise
 }
 
 /** The order's pick batches (cancelled ones left out) with their parcels, oldest first. */
-export function pickBatchesOf(db: Executor, orderId: string) {
-  return db
+export async function pickBatchesOf(db: Executor, orderId: string) {
+  const batches = await db
     .selectFrom('pick_batches as b')
     .leftJoin('users as pu', 'pu.id', 'b.packed_by')
     .select((eb) => [
@@ -196,6 +202,8 @@ export function pickBatchesOf(db: Executor, orderId: string) {
     .where('b.status', '<>', 'cancelled')
     .orderBy('b.created_at')
     .execute();
+  // Parcels arrive as JSON, their times as PostgreSQL writes them: made Dates again, so they leave as UTC ISO 8601.
+  return batches.map((batch) => ({ ...batch, parcels: batch.parcels.map((parcel) => ({ ...parcel, captured_at: new Date(parcel.captured_at) })) }));
 }
 
 /** Open blocks of the order, each with a summary of its exception. */

@@ -48,7 +48,8 @@ function parseIncludes(values: string[] | undefined): Include[] {
   return [...new Set(names)] as Include[];
 }
 
-async function fulfillmentOf(db: Executor, orderId: string, lines: Awaited<ReturnType<typeof linesWithAvailability>>) {
+async function fulfillmentOf(db: Executor, order: OrderRow, lines: Awaited<ReturnType<typeof linesWithAvailability>>) {
+  const orderId = order.id;
   const notified = lines.map((line) => line.direct_notified_at).filter((at): at is Date => at !== null);
   return {
     display_substatus: await displaySubstatusOf(db, orderId),
@@ -56,7 +57,7 @@ async function fulfillmentOf(db: Executor, orderId: string, lines: Awaited<Retur
     has_direct_portion: lines.some((line) => line.qty_direct > 0),
     pending_direct_lines: lines.filter((line) => line.qty_direct > 0 && line.direct_shipped_at === null).map(pendingDirectLine),
     direct_notify_last_at: notified.length ? new Date(Math.max(...notified.map((at) => new Date(at).getTime()))) : null,
-    lifecycle: await lifecycleOf(db, orderId),
+    lifecycle: await lifecycleOf(db, order),
   };
 }
 
@@ -108,7 +109,7 @@ export async function getOrder(db: Kysely<DB>, actor: Actor, id: string, include
   return {
     order: serializeOrder(order, 'detail'),
     lines: lines.map(serializeLine),
-    ...(wanted.has('fulfillment') ? { fulfillment: await fulfillmentOf(db, id, lines) } : {}),
+    ...(wanted.has('fulfillment') ? { fulfillment: await fulfillmentOf(db, order, lines) } : {}),
     ...(wanted.has('shipments') ? { shipments: await pickBatchesOf(db, id) } : {}),
     ...(wanted.has('blocks') ? { blocks: await blocksOf(db, id) } : {}),
     ...(wanted.has('documents') ? { documents: await documentsInclude(db, id) } : {}),

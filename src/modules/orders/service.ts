@@ -8,6 +8,7 @@ import { recordHistory } from '../../domain/history.ts';
 import { forbidden, invalidRequest, notFound } from '../../http/errors.ts';
 import type { Actor } from '../../http/auth.ts';
 import { prepareLines, refreshTotals, releaseLines, type LineRequest } from './lines.ts';
+import { followDirectShipments } from './direct-ship.ts';
 import { lockOrder } from './queries.ts';
 import { invalidStatus, orderEvent, readOrder, type OrderResponse } from './read.ts';
 import type { OrderRow } from './serialize.ts';
@@ -160,12 +161,21 @@ export async function updateOrder(db: Kysely<DB>, actor: Actor, id: string, chan
     assertStatus(before, OPEN, 'change');
     const header: Header = Object.fromEntries([...TEXT_FIELDS, 'ship_via_id', 'third_party_payer_id'].map((f) => [f, before[f as keyof Header]])) as Header;
     for (const field of TEXT_FIELDS) header[field] = text(changes[field]) ?? header[field];
-    if (changes.ship_via_id !== undefined) header.ship_via_id = changes.ship_via_id;
-    if (changes.third_party_payer_id !== undefined) {
-      header.third_party_payer_id = changes.third_party_payer_id;
-      if (changes.third_party_payer_id) Object.assign(header, await payerSnapshot(tx, before.customer_id, changes.third_party_payer_id));
+    const carrierChanged = changes.ship_via_id !== undefined && changes.ship_via_id !== before.ship_via_id;
+    if (carrierChanged) {
+      header.ship_via_id = changes.ship_via_id!;
+      // Leaving will call: WILL CALL was the carrier's, not the office's, unless freight terms are sent with the change.
+      if (before.freight_terms === 'WILL CALL' && !text(changes.freight_terms)) header.freight_terms = null;
     }
-    await applyCarrierRules(tx, header, changes.ship_via_id !== undefined && changes.ship_via_id !== before.ship_via_id);
+    const payerChanged = changes.third_party_payer_id !== undefined && changes.third_party_payer_id !== before.third_party_payer_id;
+    if (payerChanged) {
+      header.third_party_payer_id = changes.third_party_payer_id!;
+      if (changes.third_party_payer_id) {
+        if (BILL_TO_FIELDS.some((field) => text(changes[field]))) throw invalidRequest('name either third_party_payer_id or an inline bill_to, not both');
+        Object.assign(header, await payerSnapshot(tx, before.customer_id, changes.third_party_payer_id));
+      }
+    }
+    await applyCarrierRules(tx, header, carrierChanged);
     const set: Updateable<OrdersTable> = { ...header, updated_by: actor.userId, updated_at: new Date() };
     await tx.updateTable('orders').set(set).where('id', '=', id).execute();
     await recordHistory(tx, actor, {
@@ -224,7 +234,7 @@ export async function cancelOrder(db: Kysely<DB>, actor: Actor, id: string): Pro
   return inTransaction(db, async (tx) => {
     const order = await lockOrder(tx, actor, id);
     assertStatus(order, OPEN, 'cancel');
-    await releaseLines(tx, await tx.selectFrom('order_lines').select(['id', 'item_id', 'qty_committed']).where('order_id', '=', id).execute());
+    await releaseLines(tx, (await tx.selectFrom('order_lines').select('id').where('order_id', '=', id).execute()).map((line) => line.id));
     await tx.updateTable('order_blocks').set({ status: 'cancelled', updated_at: new Date() }).where('order_id', '=', id).where('status', '=', 'open').execute();
     const cancelled = await tx.updateTable('orders').set({ status: 'cancelled', updated_by: actor.userId, updated_at: new Date() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
     await recordHistory(tx, actor, { entityType: 'order', entityId: id, action: 'cancelled', manufacturerId: order.manufacturer_id, before: { status: order.status }, after: { status: 'cancelled', reason: null } });
@@ -285,9 +295,12 @@ export async function deleteLine(db: Kysely<DB>, actor: Actor, id: string, lineI
     const line = await tx.selectFrom('order_lines').selectAll().where('id', '=', lineId).where('order_id', '=', id).executeTakeFirst();
     if (!line) throw notFound('order line');
     assertStatus(order, EDITABLE, 'delete a line of');
-    await releaseLines(tx, [line]);
+    if (line.direct_shipped_at) throw invalidRequest(`line ${line.line_number} has been direct-shipped; its shipment stays on record`);
+    await releaseLines(tx, [line.id]);
     await tx.deleteFrom('order_lines').where('id', '=', lineId).execute();
     await refreshTotals(tx, id);
     await recordHistory(tx, actor, { entityType: 'order', entityId: id, action: 'line_deleted', manufacturerId: order.manufacturer_id, before: line });
+    // The lines left may all be direct and shipped.
+    await followDirectShipments(tx, actor, order);
   });
 }
