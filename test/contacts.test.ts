@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { activeContactsWithRole } from '../src/modules/contacts/service.ts';
-import { call, createManufacturer, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
+import { call, createManufacturer, expectError, onPostgres, startApp, userWithKey, type TestApp } from './helpers.ts';
 
 let t: TestApp;
 let acme: string;
@@ -128,6 +128,26 @@ describe('update and deactivate', () => {
     assert.deepEqual(await actionsOf(id), ['created', 'updated']);
   });
 
+  test('e-mail is trimmed like every other field: surrounding whitespace is dropped, whitespace only clears', async () => {
+    const created = await call(t.app, 'POST', `/api/v1/contacts/customer/${customer}`, { key: t.adminKey, body: { last_name: 'Spaced', email: ' a@b.co ' } });
+    assert.equal(created.status, 201);
+    assert.equal(created.body.email, 'a@b.co');
+    const id = created.body.id;
+    assert.equal((await storedContact(id)).email, 'a@b.co');
+    const patched = await call(t.app, 'PATCH', `/api/v1/contacts/${id}`, { key: t.adminKey, body: { last_name: 'Spaced', email: '\tnew@b.co\n' } });
+    assert.equal(patched.body.email, 'new@b.co');
+    const cleared = await call(t.app, 'PATCH', `/api/v1/contacts/${id}`, { key: t.adminKey, body: { last_name: 'Spaced', email: '   ' } });
+    assert.equal(cleared.status, 200);
+    assert.equal(cleared.body.email, null);
+    assert.equal((await storedContact(id)).email, null);
+    const blank = await call(t.app, 'POST', `/api/v1/contacts/customer/${customer}`, { key: t.adminKey, body: { last_name: 'Blank', email: '  ' } });
+    assert.deepEqual([blank.status, blank.body.email], [201, null]);
+    for (const email of [' a b@c.de ', ' no-at-sign ', ' x@y ']) {
+      expectError(await call(t.app, 'PATCH', `/api/v1/contacts/${id}`, { key: t.adminKey, body: { last_name: 'Spaced', email } }), 400, 'bad_request');
+    }
+    assert.equal((await storedContact(id)).email, null);
+  });
+
   test('deactivate: 204, inactive, links kept, gone from lists and role lookups; again changes nothing', async () => {
     const partner = await createManufacturer(t, 'DEACT');
     const id = await addContact(partner, 'manufacturer', { last_name: 'Leaving', email: 'l@deact.example', role: 'direct_ship' });
@@ -142,6 +162,21 @@ describe('update and deactivate', () => {
     assert.equal((await call(t.app, 'POST', `/api/v1/contacts/${id}/deactivate`, { key: t.adminKey })).status, 204);
     assert.deepEqual(await actionsOf(id), ['created', 'deactivated']);
     expectError(await call(t.app, 'POST', `/api/v1/contacts/${MISSING}/deactivate`, { key: t.adminKey }), 404, 'not_found');
+  });
+});
+
+describe('history', () => {
+  test('a partner contact\'s rows are filed under its partner: created, updated and deactivated under the first one, links under the one concerned', async () => {
+    const id = await addContact(acme, 'manufacturer', { last_name: 'Filed', role: 'sales' });
+    assert.equal((await call(t.app, 'PATCH', `/api/v1/contacts/${id}`, { key: t.adminKey, body: { last_name: 'Filed', title: 'Rep' } })).status, 200);
+    assert.equal((await call(t.app, 'PUT', `/api/v1/contacts/${id}/associations/manufacturer/${other}`, { key: t.adminKey, body: { role: 'billing' } })).status, 200);
+    assert.equal((await call(t.app, 'PUT', `/api/v1/contacts/${id}/associations/customer/${customer}`, { key: t.adminKey, body: { role: 'billing' } })).status, 200);
+    assert.equal((await call(t.app, 'PUT', `/api/v1/contacts/${id}/associations/manufacturer/${acme}`, { key: t.adminKey, body: { role: 'direct_ship' } })).status, 200);
+    assert.equal((await call(t.app, 'POST', `/api/v1/contacts/${id}/deactivate`, { key: t.adminKey })).status, 204);
+    const rows = await t.db.selectFrom('history').select(['action', 'manufacturer_id']).where('entity_type', '=', 'contact').where('entity_id', '=', id).orderBy('occurred_at').execute();
+    assert.deepEqual(rows.map((h) => [h.action, h.manufacturer_id]), [
+      ['created', acme], ['updated', acme], ['linked', other], ['linked', null], ['role_changed', acme], ['deactivated', acme],
+    ]);
   });
 });
 
@@ -163,15 +198,6 @@ describe('links', () => {
     assert.deepEqual(links.map((l) => [l.manufacturer_id, l.customer_id, l.role]), [[acme, null, 'sales'], [null, customer, 'direct_ship']]);
     assert.deepEqual(await actionsOf(id), ['created', 'linked', 'role_changed']);
     assert.ok((await listed('customer', customer)).data.some((c: { id: string; role: string }) => c.id === id && c.role === 'direct_ship'));
-  });
-
-  test('parallel PUTs of one link all answer 200 and leave one link', async () => {
-    const id = await addContact(acme, 'manufacturer', { last_name: 'Racing' });
-    const answers = await Promise.all(['a', 'b', 'c', 'd'].map((role) =>
-      call(t.app, 'PUT', `/api/v1/contacts/${id}/associations/customer/${customer}`, { key: t.adminKey, body: { role } })));
-    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200, 200]);
-    assert.equal(new Set(answers.map((a) => a.body.association_id)).size, 1);
-    assert.equal((await linksOf(id)).filter((l) => l.customer_id === customer).length, 1);
   });
 
   test('DELETE removes one link (204); the contact and its other links stay; an absent link is 404', async () => {
@@ -204,6 +230,22 @@ describe('links', () => {
   });
 });
 
+describe('concurrency on PostgreSQL', { skip: !onPostgres && 'needs TEST_DATABASE_URL (PGlite runs one transaction at a time)' }, () => {
+  test('parallel PUTs of one link all answer 200 and leave one link (the contact row lock makes them take turns)', async () => {
+    const id = await addContact(acme, 'manufacturer', { last_name: 'Racing' });
+    const roles = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+    const answers = await Promise.all(roles.map((role) =>
+      call(t.app, 'PUT', `/api/v1/contacts/${id}/associations/customer/${customer}`, { key: t.adminKey, body: { role } })));
+    assert.deepEqual(answers.map((a) => a.status), roles.map(() => 200), JSON.stringify(answers.filter((a) => a.status !== 200).map((a) => a.body)));
+    assert.equal(new Set(answers.map((a) => a.body.association_id)).size, 1);
+    const links = (await linksOf(id)).filter((l) => l.customer_id === customer);
+    assert.equal(links.length, 1);
+    // One link row, re-roled by every PUT after the first: one 'linked' and seven 'role_changed' rows (history's
+    // occurred_at is each transaction's start, so their order is not the order in which the lock let them through).
+    assert.deepEqual((await actionsOf(id)).sort(), ['created', 'linked', ...roles.slice(1).map(() => 'role_changed')].sort());
+  });
+});
+
 describe('role lookup', () => {
   test('activeContactsWithRole: active contacts whose link has the role (any case), primary first; other entities and roles left out', async () => {
     const partner = await createManufacturer(t, 'ROLES');
@@ -233,14 +275,65 @@ describe('permissions and partner scope', () => {
     assert.deepEqual(await counts(), before);
     assert.deepEqual([(await storedContact(partnerContact)).last_name, (await storedContact(partnerContact)).status], ['PartnerOnly', 'active']);
 
-    // Linked to a customer too, the same contact is the office's to edit (edit on at least one linked entity).
-    await call(t.app, 'PUT', `/api/v1/contacts/${partnerContact}/associations/customer/${customer}`, { key: office.key, body: { role: 'billing' } });
+    // Linked to a customer too (by a key that may), the same contact is the office's to edit (edit on at least one linked entity).
+    assert.equal((await call(t.app, 'PUT', `/api/v1/contacts/${partnerContact}/associations/customer/${customer}`, { key: t.adminKey, body: { role: 'billing' } })).status, 200);
     assert.equal((await call(t.app, 'PATCH', `/api/v1/contacts/${partnerContact}`, { key: office.key, body: { last_name: 'Shared' } })).status, 200);
     assert.equal((await storedContact(partnerContact)).last_name, 'Shared');
 
     const warehouse = await userWithKey(t, 'warehouse');
     expectError(await call(t.app, 'GET', `/api/v1/contacts/customer/${customer}`, { key: warehouse.key }), 403, 'forbidden');
     expectError(await call(t.app, 'GET', `/api/v1/contacts/${partnerContact}`, { key: warehouse.key }), 403, 'forbidden');
+  });
+
+  test('an office key cannot take over a supply partner\'s contact by linking it to a customer: 403, no link, still not editable', async () => {
+    const office = await userWithKey(t, 'office');
+    const id = await addContact(acme, 'manufacturer', { last_name: 'Guarded', email: 'guarded@acme.example', role: 'direct_ship' });
+    const contactBefore = await storedContact(id);
+    const linksBefore = await t.db.selectFrom('contact_associations').selectAll().orderBy('id').execute();
+    const historyBefore = await actionsOf(id);
+    for (const role of ['billing', '']) {
+      const answer = await call(t.app, 'PUT', `/api/v1/contacts/${id}/associations/customer/${customer}`, { key: office.key, body: { role } });
+      expectError(answer, 403, 'forbidden');
+      assert.match(answer.body.error.message, /edit permission of every entity the contact is linked to/);
+    }
+    assert.deepEqual(await t.db.selectFrom('contact_associations').selectAll().orderBy('id').execute(), linksBefore);
+    expectError(await call(t.app, 'PATCH', `/api/v1/contacts/${id}`, { key: office.key, body: { last_name: 'Hijacked', email: 'office@example.com' } }), 403, 'forbidden');
+    expectError(await call(t.app, 'POST', `/api/v1/contacts/${id}/deactivate`, { key: office.key }), 403, 'forbidden');
+    assert.deepEqual(await storedContact(id), contactBefore);
+    assert.deepEqual(await actionsOf(id), historyBefore);
+  });
+
+  test('a contact with no links left: any view permission reads it; changing or linking it needs both edit permissions or a system_admin key', async () => {
+    const id = await addContact(acme, 'manufacturer', { last_name: 'Orphan' });
+    assert.equal((await call(t.app, 'DELETE', `/api/v1/contacts/${id}/associations/manufacturer/${acme}`, { key: t.adminKey })).status, 204);
+    assert.deepEqual(await linksOf(id), []);
+    const office = await userWithKey(t, 'office');
+    const partnerEditor = await userWithKey(t, 'manager', { scopes: ['manufacturers.view', 'manufacturers.edit'] });
+    const bothEdits = await userWithKey(t, 'manager', { scopes: ['customers.edit', 'manufacturers.edit'] });
+    const admin = await userWithKey(t, 'system_admin', { scopes: ['customers.view', 'customers.edit'] });
+    const stored = await storedContact(id);
+    const before = await counts();
+
+    assert.equal((await call(t.app, 'GET', `/api/v1/contacts/${id}`, { key: office.key })).status, 200);
+    assert.equal((await call(t.app, 'GET', `/api/v1/contacts/${id}`, { key: partnerEditor.key })).status, 200);
+    for (const key of [office.key, partnerEditor.key]) {
+      const refused = await call(t.app, 'PATCH', `/api/v1/contacts/${id}`, { key, body: { last_name: 'Claimed' } });
+      expectError(refused, 403, 'forbidden');
+      assert.match(refused.body.error.message, /linked to no entity/);
+      expectError(await call(t.app, 'POST', `/api/v1/contacts/${id}/deactivate`, { key }), 403, 'forbidden');
+    }
+    expectError(await call(t.app, 'PUT', `/api/v1/contacts/${id}/associations/customer/${customer}`, { key: office.key, body: { role: 'x' } }), 403, 'forbidden');
+    expectError(await call(t.app, 'PUT', `/api/v1/contacts/${id}/associations/manufacturer/${other}`, { key: partnerEditor.key, body: { role: 'x' } }), 403, 'forbidden');
+    assert.deepEqual(await storedContact(id), stored);
+    assert.deepEqual(await counts(), before);
+
+    // A key with both edit permissions, or a system_admin's key with one of them, may.
+    assert.equal((await call(t.app, 'PATCH', `/api/v1/contacts/${id}`, { key: bothEdits.key, body: { last_name: 'Kept' } })).status, 200);
+    assert.equal((await call(t.app, 'PATCH', `/api/v1/contacts/${id}`, { key: admin.key, body: { last_name: 'Kept again' } })).status, 200);
+    assert.equal((await call(t.app, 'PUT', `/api/v1/contacts/${id}/associations/customer/${customer}`, { key: admin.key, body: { role: 'billing' } })).status, 200);
+    // Linked to a customer again, it is the office's to edit.
+    assert.equal((await call(t.app, 'PATCH', `/api/v1/contacts/${id}`, { key: office.key, body: { last_name: 'Customer side' } })).status, 200);
+    assert.deepEqual(await actionsOf(id), ['created', 'unlinked', 'updated', 'updated', 'linked', 'updated']);
   });
 
   test('a consignor reaches only contacts linked to its own partner; everything else is 404; it cannot write', async () => {

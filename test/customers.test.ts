@@ -1,7 +1,7 @@
 // Customers, their drop-ship locations and third-party payers: rules, errors, stored rows and history.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { call, createManufacturer, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
+import { call, createManufacturer, expectError, onPostgres, startApp, userWithKey, type TestApp } from './helpers.ts';
 
 let t: TestApp;
 before(async () => {
@@ -59,15 +59,6 @@ describe('customers', () => {
     assert.deepEqual([await count('customers'), await count('history')], before);
   });
 
-  test('parallel creates of one account number: one 201, the others 422 duplicate_account_number', async () => {
-    const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => call(t.app, 'POST', '/api/v1/customers', {
-      key: t.adminKey, body: { account_number: i % 2 ? 'race-1' : 'RACE-1', name: `Racer ${i}` },
-    })));
-    assert.deepEqual(answers.map((a) => a.status).sort(), [201, 422, 422, 422, 422]);
-    for (const answer of answers.filter((a) => a.status === 422)) expectError(answer, 422, 'duplicate_account_number');
-    assert.equal((await t.db.selectFrom('customers').select('id').where((eb) => eb(eb.fn('lower', ['account_number']), '=', 'race-1')).execute()).length, 1);
-  });
-
   test('bad create bodies are 400 and write nothing', async () => {
     const before = await count('customers');
     const bodies: [unknown, RegExp][] = [
@@ -79,6 +70,7 @@ describe('customers', () => {
       [{ account_number: 'B-1', name: 'x'.repeat(201) }, /body\/name must NOT have more than 200 characters/],
       [{ account_number: 'B-1', name: 'x', city: 'nul\u0000city' }, /body\/city/],
       [{ account_number: 'B-1', name: 'x', zip_code: 12207 }, /body\/zip_code must be string/],
+      [{ account_number: 'B-1', name: 'x', state: 'ß'.repeat(21) }, /body\/state must NOT have more than 40 characters once uppercased/],
     ];
     for (const [body, message] of bodies) {
       const answer = await call(t.app, 'POST', '/api/v1/customers', { key: t.adminKey, body });
@@ -151,15 +143,69 @@ describe('customers', () => {
     const office = await userWithKey(t, 'office');
     assert.equal((await call(t.app, 'POST', '/api/v1/customers', { key: office.key, body: { account_number: 'OFF-1', name: 'By office' } })).status, 201);
     const consignor = await userWithKey(t, 'consignor', { manufacturerId: await createManufacturer(t, 'CUSTP') });
+    const warehouse = await userWithKey(t, 'warehouse');
     const id = await createCustomer();
+    const stored = await storedCustomer(id);
+    const counted = [await count('customers'), await count('drop_ship_locations'), await count('history')];
     assert.equal((await call(t.app, 'GET', `/api/v1/customers/${id}`, { key: consignor.key })).status, 200);
     assert.equal((await call(t.app, 'GET', `/api/v1/customers/${id}/drop-ship-locations`, { key: consignor.key })).status, 200);
     expectError(await call(t.app, 'POST', '/api/v1/customers', { key: consignor.key, body: { account_number: 'CON-1', name: 'x' } }), 403, 'forbidden');
     expectError(await call(t.app, 'PATCH', `/api/v1/customers/${id}`, { key: consignor.key, body: { name: 'x' } }), 403, 'forbidden');
     expectError(await call(t.app, 'POST', `/api/v1/customers/${id}/drop-ship-locations`, { key: consignor.key, body: validLocation }), 403, 'forbidden');
-    const warehouse = await userWithKey(t, 'warehouse');
     expectError(await call(t.app, 'GET', '/api/v1/customers', { key: warehouse.key }), 403, 'forbidden');
-    assert.equal((await storedCustomer(id)).name.startsWith('Customer'), true);
+    assert.deepEqual(await storedCustomer(id), stored);
+    assert.deepEqual([await count('customers'), await count('drop_ship_locations'), await count('history')], counted);
+  });
+});
+
+describe('address book lists', () => {
+  // 60 records, names 00 to 59, plus one hidden: 50 per page by default, ordered by name, meta counts the visible ones.
+  for (const [path, table, fill] of [
+    ['drop-ship-locations', 'drop_ship_locations', {}],
+    ['third-party-payers', 'third_party_payers', { carrier_account: 'UPS-1' }],
+  ] as const) {
+    test(`${path}: 50 per page by default, per_page and page, meta; hidden ones counted only with include_hidden=1`, async () => {
+      const customer = await createCustomer();
+      const stranger = await createCustomer();
+      const row = (name: string, owner = customer, hidden = false) => ({
+        customer_id: owner, name, address_line_1: '1 Main St', city: 'Albany', state: 'NY', zip_code: '12207', is_hidden: hidden, ...fill,
+      });
+      await t.db.insertInto(table).values([
+        ...Array.from({ length: 60 }, (_, i) => row(`Site ${String(59 - i).padStart(2, '0')}`)),
+        row('Site hidden', customer, true),
+        row('Site elsewhere', stranger),
+      ]).execute();
+      const list = async (query = '') => (await call(t.app, 'GET', `/api/v1/customers/${customer}/${path}${query}`, { key: t.adminKey })).body;
+      const names = (body: { data: { name: string }[] }) => body.data.map((r) => r.name);
+      const expected = Array.from({ length: 60 }, (_, i) => `Site ${String(i).padStart(2, '0')}`);
+
+      const first = await list();
+      assert.deepEqual(first.meta, { page: 1, per_page: 50, total_count: 60, total_pages: 2 });
+      assert.deepEqual(names(first), expected.slice(0, 50));
+      const second = await list('?page=2');
+      assert.deepEqual(second.meta, { page: 2, per_page: 50, total_count: 60, total_pages: 2 });
+      assert.deepEqual(names(second), expected.slice(50));
+      const small = await list('?per_page=7&page=3');
+      assert.deepEqual(small.meta, { page: 3, per_page: 7, total_count: 60, total_pages: 9 });
+      assert.deepEqual(names(small), expected.slice(14, 21));
+      const clamped = await list('?per_page=500&include_hidden=1');
+      assert.deepEqual(clamped.meta, { page: 1, per_page: 100, total_count: 61, total_pages: 1 });
+      assert.deepEqual(names(clamped), [...expected, 'Site hidden']);
+      const beyond = await list('?page=4');
+      assert.deepEqual([beyond.data, beyond.meta], [[], { page: 4, per_page: 50, total_count: 60, total_pages: 2 }]);
+      expectError(await call(t.app, 'GET', `/api/v1/customers/${customer}/${path}?per_page=0`, { key: t.adminKey }), 400, 'bad_request');
+    });
+  }
+});
+
+describe('concurrency on PostgreSQL', { skip: !onPostgres && 'needs TEST_DATABASE_URL (PGlite runs one transaction at a time)' }, () => {
+  test('parallel creates of one account number: one 201, the others 422 duplicate_account_number (the unique index on lower())', async () => {
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => call(t.app, 'POST', '/api/v1/customers', {
+      key: t.adminKey, body: { account_number: i % 2 ? 'race-1' : 'RACE-1', name: `Racer ${i}` },
+    })));
+    assert.deepEqual(answers.map((a) => a.status).sort(), [201, 422, 422, 422, 422, 422, 422, 422]);
+    for (const answer of answers.filter((a) => a.status === 422)) expectError(answer, 422, 'duplicate_account_number');
+    assert.equal((await t.db.selectFrom('customers').select('id').where((eb) => eb(eb.fn('lower', ['account_number']), '=', 'race-1')).execute()).length, 1);
   });
 });
 
@@ -184,6 +230,34 @@ describe('drop-ship locations', () => {
     });
     assert.equal(answer.status, 201);
     assert.deepEqual([answer.body.data.drop_ship_location.state, answer.body.data.drop_ship_location.country], ['ONTARIO', 'CA']);
+  });
+
+  test('country and US state are checked as sent, before uppercasing: letters that uppercase into A-Z do not pass', async () => {
+    const customer = await createCustomer();
+    const before = [await count('drop_ship_locations'), await count('history')];
+    const post = (body: unknown) => call(t.app, 'POST', `/api/v1/customers/${customer}/drop-ship-locations`, { key: t.adminKey, body });
+    // 'ß' uppercases to 'SS', 'ı' (dotless i) to 'I', 'ſ' (long s) to 'S', 'ﬀ' to 'FF'.
+    for (const country of ['ß', 'ıt', 'uſ', 'ﬀ', ' c a ']) {
+      const answer = await post({ ...validLocation, state: 'Bavaria', country });
+      expectError(answer, 422, 'invalid_drop_ship_location');
+      assert.equal(answer.body.error.message, 'country must be a two-letter country code such as US');
+    }
+    for (const [state, named] of [['ıd', 'ıd'], ['ſc', 'ſc'], ['Idaho', 'IDAHO']]) {
+      const answer = await post({ ...validLocation, state });
+      expectError(answer, 422, 'invalid_drop_ship_location');
+      assert.equal(answer.body.error.message, `state ${named} is not a US state code`);
+    }
+    // The length of a state is that of the stored, uppercased text: 21 'ß' are 42 letters once uppercased.
+    const long = await post({ ...validLocation, country: 'DE', state: 'ß'.repeat(21) });
+    expectError(long, 422, 'invalid_drop_ship_location');
+    assert.equal(long.body.error.message, 'state must be at most 40 characters');
+    assert.deepEqual([await count('drop_ship_locations'), await count('history')], before);
+
+    const abroad = await post({ ...validLocation, country: ' de ', state: 'ß'.repeat(20), zip_code: '80331' });
+    assert.equal(abroad.status, 201);
+    assert.deepEqual([abroad.body.data.drop_ship_location.country, abroad.body.data.drop_ship_location.state], ['DE', 'SS'.repeat(20)]);
+    const lower = await post({ ...validLocation, state: ' id ', country: 'us' });
+    assert.deepEqual([lower.status, lower.body.data.drop_ship_location.state, lower.body.data.drop_ship_location.country], [201, 'ID', 'US']);
   });
 
   test('every failed rule in one 422 invalid_drop_ship_location, joined with semicolons and named in details; nothing written', async () => {
@@ -291,11 +365,34 @@ describe('third-party payers', () => {
     assert.deepEqual((await historyOf(payer.id)).map((h) => [h.entity_type, h.action]), [['third_party_payer', 'created'], ['third_party_payer', 'updated'], ['third_party_payer', 'hidden']]);
   });
 
+  test('an unknown customer is 404 for the payer list, create, update and hide; a payer of no customer is never written', async () => {
+    const customer = await createCustomer();
+    const payer = (await call(t.app, 'POST', `/api/v1/customers/${customer}/third-party-payers`, { key: t.adminKey, body: validPayer })).body.data.third_party_payer.id;
+    const before = [await count('third_party_payers'), await count('history')];
+    const base = `/api/v1/customers/${MISSING}/third-party-payers`;
+    const list = await call(t.app, 'GET', base, { key: t.adminKey });
+    expectError(list, 404, 'not_found');
+    assert.match(list.body.error.message, /customer/);
+    expectError(await call(t.app, 'POST', base, { key: t.adminKey, body: validPayer }), 404, 'not_found');
+    expectError(await call(t.app, 'POST', base, { key: t.adminKey, body: {} }), 404, 'not_found');
+    expectError(await call(t.app, 'PATCH', `${base}/${payer}`, { key: t.adminKey, body: { name: 'x' } }), 404, 'not_found');
+    expectError(await call(t.app, 'POST', `${base}/${payer}/hide`, { key: t.adminKey }), 404, 'not_found');
+    expectError(await call(t.app, 'POST', `${base}/${MISSING}/hide`, { key: t.adminKey }), 404, 'not_found');
+    assert.deepEqual([await count('third_party_payers'), await count('history')], before);
+    const row = await t.db.selectFrom('third_party_payers').selectAll().where('id', '=', payer).executeTakeFirstOrThrow();
+    assert.deepEqual([row.name, row.is_hidden], [validPayer.name, false]);
+  });
+
   test('failures are 422 invalid_third_party_payer (carrier_account required); another customer’s payer is 404', async () => {
     const customer = await createCustomer();
     const before = await count('third_party_payers');
-    const refused = await call(t.app, 'POST', `/api/v1/customers/${customer}/third-party-payers`, { key: t.adminKey, body: { ...validPayer, carrier_account: '', email: 'x@y.z' } });
-    expectError(refused, 400, 'bad_request');
+    const blank = await call(t.app, 'POST', `/api/v1/customers/${customer}/third-party-payers`, { key: t.adminKey, body: { ...validPayer, carrier_account: '' } });
+    expectError(blank, 422, 'invalid_third_party_payer');
+    assert.equal(blank.body.error.message, 'carrier_account is required');
+    assert.deepEqual(blank.body.error.details, [{ field: 'carrier_account', message: 'carrier_account is required' }]);
+    const unknownField = await call(t.app, 'POST', `/api/v1/customers/${customer}/third-party-payers`, { key: t.adminKey, body: { ...validPayer, email: 'x@y.z' } });
+    expectError(unknownField, 400, 'bad_request');
+    assert.match(unknownField.body.error.message, /body\/email is not a known field/);
     const invalid = await call(t.app, 'POST', `/api/v1/customers/${customer}/third-party-payers`, { key: t.adminKey, body: { ...validPayer, carrier_account: ' ', zip_code: 'ABCDE' } });
     expectError(invalid, 422, 'invalid_third_party_payer');
     assert.equal(invalid.body.error.message, 'zip_code must be 12345 or 12345-6789 for a US address; carrier_account is required');

@@ -12,8 +12,14 @@ export const US_STATE_CODES: ReadonlySet<string> = new Set([
 /** 12345 or ZIP+4 12345-6789. */
 export const US_ZIP_PATTERN = /^\d{5}(-\d{4})?$/;
 
-/** ISO 3166-1 alpha-2 shape (two letters); the list of countries itself is not checked. */
-export const COUNTRY_PATTERN = /^[A-Z]{2}$/;
+/**
+ * ISO 3166-1 alpha-2 shape: two ASCII letters, in any case, tested on the value as sent (before uppercasing, which
+ * turns 'ß' into 'SS' and 'ı' into 'I'); the list of countries itself is not checked.
+ */
+export const COUNTRY_PATTERN = /^[A-Za-z]{2}$/;
+
+/** A USPS code in any case: two ASCII letters as sent (so 'ıd' is not ID) that uppercase to one of US_STATE_CODES. */
+export const isUsStateCode = (value: string) => /^[A-Za-z]{2}$/.test(value) && US_STATE_CODES.has(value.toUpperCase());
 
 /**
  * One '@', no spaces (nor NUL), a dot in the domain: catches typos without refusing addresses mail servers accept.

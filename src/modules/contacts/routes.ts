@@ -13,7 +13,11 @@ const entityView = 'Permission: the entity\'s view permission (`manufacturers.vi
   'A partner-scoped key reaches only its own supply partner (404 otherwise).';
 const entityEdit = 'Permission: the entity\'s edit permission (`manufacturers.edit` or `customers.edit`).';
 const onLinked = (access: 'view' | 'edit') => `Permission: \`manufacturers.${access}\` or \`customers.${access}\` for at least one entity the ` +
-  'contact is linked to (403 otherwise). A partner-scoped key reaches only contacts linked to its own partner (404 otherwise).';
+  'contact is linked to (403 otherwise). ' +
+  (access === 'edit'
+    ? 'A contact linked to no entity needs both `manufacturers.edit` and `customers.edit` (or a system_admin key). '
+    : 'A contact linked to no entity needs either view permission. ') +
+  'A partner-scoped key reaches only contacts linked to its own partner (404 otherwise).';
 
 export async function contactRoutes(app: App, { db }: ModuleDeps) {
   app.get('/contacts/:entityType/:entityID', {
@@ -57,7 +61,8 @@ export async function contactRoutes(app: App, { db }: ModuleDeps) {
   app.put('/contacts/:id/associations/:entityType/:entityID', {
     schema: {
       tags, summary: 'Link a contact to an entity, or change the role of its link',
-      description: `${entityEdit} The key must also be able to read the contact. Sending an existing link again changes ` +
+      description: `${entityEdit} The key also needs edit on the contact: \`manufacturers.edit\` or \`customers.edit\` for at ` +
+        'least one entity it is already linked to (both, or a system_admin key, for a contact linked to none). Sending an existing link again changes ' +
         'nothing; an inactive contact cannot be linked (422 invalid_status).',
       params: AssociationParams, body: LinkContact, response: responses({ 200: LinkedContact }),
     },

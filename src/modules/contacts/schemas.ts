@@ -34,7 +34,10 @@ export const LinkedContact = Closed({
 
 // An empty string or null clears a field.
 const Clearable = (maxLength: number) => Type.Optional(Nullable(Text(maxLength)));
-const Email = Type.Optional(Nullable(Type.String({ maxLength: 254, pattern: `^(|${EMAIL_PATTERN_SOURCE})$`, description: 'An e-mail address; empty clears it.' })));
+// Stored trimmed like every other field: surrounding whitespace is allowed, and whitespace only clears.
+const Email = Type.Optional(Nullable(Type.String({
+  maxLength: 254, pattern: `^\\s*(|${EMAIL_PATTERN_SOURCE})\\s*$`, description: 'An e-mail address, stored trimmed; empty or blank clears it.',
+})));
 const Role = Text(60, { description: 'Free-form, e.g. direct_ship or billing; stored trimmed, looked up case-insensitively.' });
 
 const EditableFields = {

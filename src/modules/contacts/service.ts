@@ -3,6 +3,7 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { ContactAssociationsTable, DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
+import { isEmailAddress } from '../../domain/addresses.ts';
 import { recordHistory } from '../../domain/history.ts';
 import type { Permission } from '../../domain/roles.ts';
 import { hasPermission, requirePermission, type Actor } from '../../http/auth.ts';
@@ -47,8 +48,10 @@ async function reachEntity(db: Executor, actor: Actor, entityType: EntityType, e
 
 /**
  * A contact the key may read (view) or change (edit): it holds that permission on at least one entity the contact
- * is linked to. A contact without links is reached with the permission of either entity type; a partner-scoped key
- * never reaches one. Inside a transaction the contact row is locked, so the writes to one contact take turns.
+ * is linked to. A contact without links is read with the view permission of either entity type, but changed only by a
+ * key holding the edit permission of both (or of a system_admin): any key with one of them could otherwise take over
+ * a supply partner's contact whose last link is gone. A partner-scoped key never reaches a contact without a link to
+ * its partner. Inside a transaction the contact row is locked, so the writes to one contact take turns.
  */
 async function reachContact(db: Executor, actor: Actor, id: string, access: Access, lock: boolean) {
   const needed = Object.values(ENTITY_PERMISSIONS).map((permissions) => permissions[access]);
@@ -59,6 +62,9 @@ async function reachContact(db: Executor, actor: Actor, id: string, access: Acce
   const links = await linksOf(db, actor, id);
   if (links.length && !links.some((link) => hasPermission(actor, ENTITY_PERMISSIONS[entityTypeOf(link)][access]))) {
     throw forbidden(`this key lacks the ${access} permission of every entity the contact is linked to`);
+  }
+  if (!links.length && access === 'edit' && actor.role !== 'system_admin' && !needed.every((permission) => hasPermission(actor, permission))) {
+    throw forbidden(`the contact is linked to no entity: changing it needs ${needed.join(' and ')}`);
   }
   return { contact, links };
 }
@@ -101,11 +107,18 @@ interface ContactFields {
 /** Trimmed; an empty string or null clears; undefined keeps (PATCH). */
 const clearable = (value: string | null | undefined) => (value === undefined ? undefined : value?.trim() || null);
 
+/** The trimmed e-mail address (blank clears); the schema lets surrounding whitespace through, so the rule is checked here too. */
+function emailOf(value: string | null | undefined) {
+  const email = clearable(value);
+  if (email && !isEmailAddress(email)) throw new ApiError(400, 'bad_request', 'body/email must be an e-mail address');
+  return email;
+}
+
 const contactColumns = (input: ContactFields) => ({
   last_name: input.last_name.trim(),
   first_name: clearable(input.first_name),
   title: clearable(input.title),
-  email: clearable(input.email),
+  email: emailOf(input.email),
   phone: clearable(input.phone),
   mobile: clearable(input.mobile),
   notes: clearable(input.notes),
@@ -177,12 +190,14 @@ export async function deactivateContact(db: Kysely<DB>, actor: Actor, id: string
 
 /**
  * Links the contact to the entity with the role, or gives an existing link the new role: sending the same link again
- * is answered the same and changes nothing. The key needs edit on the entity and must be able to read the contact.
+ * is answered the same and changes nothing. The key needs edit on the entity and edit on the contact (on at least one
+ * entity it is already linked to): reading a contact is not enough, or a link would hand the key a contact it may
+ * only read.
  */
 export async function linkContact(db: Kysely<DB>, actor: Actor, id: string, entityType: EntityType, entityId: string, role: string) {
   return inTransaction(db, async (tx) => {
     await reachEntity(tx, actor, entityType, entityId, 'edit');
-    const { contact } = await reachContact(tx, actor, id, 'view', true);
+    const { contact } = await reachContact(tx, actor, id, 'edit', true);
     if (contact.status === 'inactive') throw new ApiError(422, 'invalid_status', 'an inactive contact cannot be linked');
     const wanted = role.trim();
     const existing = await linkBetween(tx, id, entityType, entityId).executeTakeFirst();

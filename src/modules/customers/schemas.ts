@@ -30,7 +30,7 @@ const CustomerFields = {
   address_line_1: Clearable(100),
   address_line_2: Clearable(100),
   city: Clearable(60),
-  state: Clearable(40),
+  state: Clearable(40), // also at most 40 once uppercased (service)
   zip_code: Clearable(20),
 };
 
@@ -86,8 +86,9 @@ export const ThirdPartyPayer = Closed({ ...Address, carrier_account: Type.String
 // the service, so that one 422 names every failure at once.
 const RuleChecked = Type.Optional(Nullable(Text(2000)));
 const ADDRESS_RULES = 'Rules (422, every failure in one semicolon-joined message, also as details): required fields present; ' +
-  'country two letters (default US); for US addresses a USPS state code and a 12345 or 12345-6789 ZIP; lengths. ' +
-  'state and country are stored uppercase; in an update an empty string clears an optional field.';
+  'country two ASCII letters in any case (default US); for US addresses a USPS state code (two ASCII letters in any ' +
+  'case) and a 12345 or 12345-6789 ZIP; lengths, of state once uppercased. state and country are stored uppercase; ' +
+  'in an update an empty string clears an optional field.';
 
 export const DropShipLocationInput = Closed({
   name: RuleChecked, attention: RuleChecked, address_line_1: RuleChecked, address_line_2: RuleChecked, city: RuleChecked,

@@ -4,7 +4,7 @@ import type { DB, DropShipLocationsTable, ThirdPartyPayersTable } from '../../db
 import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory } from '../../domain/history.ts';
 import type { Actor } from '../../http/auth.ts';
-import { notFound } from '../../http/errors.ts';
+import { ApiError, notFound } from '../../http/errors.ts';
 import type { Page } from '../../http/pagination.ts';
 import {
   addressRecord, assertValidAddress, DROP_SHIP_LOCATION, THIRD_PARTY_PAYER, type AddressInput, type AddressKind, type AddressRecord,
@@ -14,7 +14,15 @@ import { serializeCustomer, serializeDropShipLocation, serializeThirdPartyPayer 
 
 /** Trimmed; an empty string or null clears. */
 const clearable = (value: string | null | undefined) => (value === undefined ? undefined : value?.trim() || null);
-const upper = <T>(value: T) => (typeof value === 'string' ? value.toUpperCase() : value);
+const STATE_MAX = 40;
+
+/** The state as stored: uppercase, and still within its length once uppercased ('ß' becomes 'SS'). */
+function storedState(value: string | null | undefined) {
+  const cleared = clearable(value);
+  const state = typeof cleared === 'string' ? cleared.toUpperCase() : cleared;
+  if (state && state.length > STATE_MAX) throw new ApiError(400, 'bad_request', `body/state must NOT have more than ${STATE_MAX} characters once uppercased`);
+  return state;
+}
 
 export async function listCustomers(db: Kysely<DB>, filter: CustomerFilter, page: Page) {
   const { rows, total } = await queryCustomers(db, filter, page);
@@ -43,7 +51,7 @@ const customerColumns = (input: CustomerFields) => ({
   address_line_1: clearable(input.address_line_1),
   address_line_2: clearable(input.address_line_2),
   city: clearable(input.city),
-  state: upper(clearable(input.state)),
+  state: storedState(input.state),
   zip_code: clearable(input.zip_code),
 });
 
@@ -118,10 +126,9 @@ export async function listAddressBook<Row, Shape>(
 }
 
 export async function addToAddressBook<Row, Shape>(db: Kysely<DB>, actor: Actor, book: AddressBook<Row, Shape>, customerId: string, input: AddressInput) {
-  const record = addressRecord(book.kind, input);
   return inTransaction(db, async (tx) => {
     await assertCustomerExists(tx, customerId);
-    assertValidAddress(book.kind, record);
+    const record = assertValidAddress(book.kind, addressRecord(book.kind, input));
     const row = await tx.insertInto(book.table).values({ ...record, customer_id: customerId } as never).returningAll().executeTakeFirstOrThrow();
     const shape = book.serialize(asRow(book, row));
     await recordHistory(tx, actor, { entityType: book.kind.entityType, entityId: row.id, action: 'created', after: shape });
@@ -136,8 +143,7 @@ export async function updateAddressBook<Row, Shape>(
     await assertCustomerExists(tx, customerId);
     const before = await addressOfCustomer(tx, book.table, customerId, id).forUpdate().executeTakeFirst();
     if (!before) throw notFound(book.kind.entityType.replaceAll('_', ' '));
-    const record = addressRecord(book.kind, input, before as unknown as AddressRecord);
-    assertValidAddress(book.kind, record);
+    const record = assertValidAddress(book.kind, addressRecord(book.kind, input, before as unknown as AddressRecord));
     const after = await tx
       .updateTable(book.table)
       .set({ ...record, updated_at: new Date() } as never)
