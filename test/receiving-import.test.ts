@@ -231,6 +231,33 @@ describe('file import', () => {
     assert.equal(charted.status, 201, JSON.stringify(charted.body));
   });
 
+  test('a mapped header twice in the header row is 400 naming it; unmapped ones may repeat', async () => {
+    await profile({ header_row: 1, column_map: { item: 'Item', qty: 'Qty' } });
+    const before = await batchCount();
+    const twice = await upload('Item,Qty,qty \nBLT-100,1,2\n', 'text/csv');
+    expectError(twice, 400, 'bad_request');
+    assert.match(twice.body.error.message, /two columns "Qty"/);
+    expectError(await upload(xlsxFile({ S: [['Item', 'Item', 'Qty'], ['BLT-100', 'NUT 200', 1]] }), XLSX), 400, 'bad_request');
+    assert.equal(await batchCount(), before);
+    assert.equal((await upload('Item,Qty,Note,Note\nBLT-100,1,a,b\n', 'text/csv')).status, 201);
+  });
+
+  test('CSV rows are counted as file lines: a quoted cell holding line breaks (LF or CRLF) does not shift skipped.index or details.row', async () => {
+    await profile({ header_row: 1, column_map: { item: 'Item', qty: 'Qty', ref: 'Ref' } });
+    for (const eol of ['\n', '\r\n']) {
+      const csv = ['Item,Qty,Ref', 'BLT-100,1,"two', 'lines"', 'NOPE-1,2,'].join(eol) + eol;
+      const answer = await upload(csv, 'text/csv');
+      assert.equal(answer.status, 201, JSON.stringify(answer.body));
+      assert.deepEqual(answer.body.data.skipped.map((s: { index: number; item_id: string }) => [s.index, s.item_id]), [[4, 'NOPE-1']], JSON.stringify(eol));
+      assert.equal(answer.body.data.lines[0].reference_number, `two${eol}lines`);
+    }
+    const before = await batchCount();
+    const invalid = await upload('Item,Qty,Ref\nBLT-100,1,"a\nb\nc"\nBLT-100,0,\n', 'text/csv');
+    expectError(invalid, 400, 'bad_request');
+    assert.deepEqual(invalid.body.error.details.map((d: { row: number }) => d.row), [5]);
+    assert.equal(await batchCount(), before);
+  });
+
   test('media types, size, profile, scope and permission: 415, 413, 422, 403', async () => {
     await profile({ header_row: 1, column_map: { item: 'Item', qty: 'Qty' } });
     const before = await batchCount();

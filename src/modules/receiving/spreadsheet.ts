@@ -132,13 +132,15 @@ function inspectWorkbook(bytes: Uint8Array): void {
   }
 }
 
-async function readXlsx(bytes: Buffer, sheetName: string | null): Promise<Cell[][]> {
+async function readXlsx(bytes: Buffer, sheetName: string | null): Promise<Sheet> {
   if (!isZip(bytes)) throw badRequest('the file is not an XLSX workbook');
   inspectWorkbook(bytes);
   const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   try {
-    const rows = await readSheet(buffer, sheetName ?? 1, { trim: true });
-    return rows.map((row) => row.map((cell) => (cell instanceof Date ? cell.toISOString().slice(0, 10) : (cell as Cell))));
+    const rows = (await readSheet(buffer, sheetName ?? 1, { trim: true }))
+      .map((row) => row.map((cell) => (cell instanceof Date ? cell.toISOString().slice(0, 10) : (cell as Cell))));
+    // The reader keeps empty rows, so row i is the sheet's row i + 1.
+    return { rows, lines: rows.map((_, i) => i + 1) };
   } catch (error) {
     const name = (error as Error).name;
     if (name === 'SheetNotFoundError') throw badRequest(`the workbook has no sheet named "${sheetName}"`);
@@ -146,32 +148,56 @@ async function readXlsx(bytes: Buffer, sheetName: string | null): Promise<Cell[]
   }
 }
 
-function readCsv(bytes: Buffer): Cell[][] {
+/** The file line each CSV record starts on (from the byte offsets of the record starts): a quoted cell may hold line breaks. */
+function lineNumbers(bytes: Buffer, starts: number[]): number[] {
+  let line = 1;
+  let at = 0;
+  return starts.map((start) => {
+    for (; at < start; at++) {
+      // \r\n, \n and a lone \r each end one line.
+      if (bytes[at] === 0x0a || (bytes[at] === 0x0d && bytes[at + 1] !== 0x0a)) line++;
+    }
+    return line;
+  });
+}
+
+function readCsv(bytes: Buffer): Sheet {
   if (isZip(bytes) || bytes.includes(0)) throw badRequest('the file is not a CSV text file');
-  let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
     throw badRequest('the CSV file is not UTF-8 text');
   }
+  let records: { record: string[]; info: { bytes: number } }[];
   try {
-    return parse(text, { bom: true, relax_column_count: true, trim: true, max_record_size: 64 * 1024 }) as string[][];
+    // Parsed from the bytes, so info.bytes (where each record ends) are offsets into them. (info.lines is not used: it
+    // counts a quoted \r\n as two lines.)
+    records = parse(bytes, { bom: true, relax_column_count: true, trim: true, max_record_size: 64 * 1024, info: true }) as unknown as typeof records;
   } catch (error) {
     if (error instanceof CsvError) throw badRequest(`the CSV file cannot be read: ${error.message}`);
     throw error;
   }
+  // A record starts where the one before it ended.
+  return { rows: records.map((r) => r.record), lines: lineNumbers(bytes, records.map((_, i) => (i === 0 ? 0 : records[i - 1]!.info.bytes))) };
 }
 
-/** The file's rows, each an array of cells (empty cells as null or ''), with the size rules applied. */
-export async function readRows(bytes: Buffer, kind: FileKind, sheetName: string | null): Promise<Cell[][]> {
+/** The rows of a file, each an array of cells (empty cells as null or ''), and the file row or line each starts on. */
+export interface Sheet {
+  rows: Cell[][];
+  lines: number[];
+}
+
+/** The file's rows with the size rules applied. */
+export async function readRows(bytes: Buffer, kind: FileKind, sheetName: string | null): Promise<Sheet> {
   if (bytes.length === 0) throw badRequest('the file is empty');
-  const rows = kind === 'csv' ? readCsv(bytes) : await readXlsx(bytes, sheetName);
+  const sheet = kind === 'csv' ? readCsv(bytes) : await readXlsx(bytes, sheetName);
+  const { rows, lines } = sheet;
   if (rows.length === 0) throw badRequest('the file holds no rows');
   if (rows.length > MAX_SHEET_ROWS) throw badRequest(`the file has more than ${MAX_SHEET_ROWS} rows`);
   rows.forEach((row, r) => row.forEach((cell, c) => {
     if (typeof cell === 'string' && cell.length > MAX_CELL_CHARS) {
-      throw badRequest(`row ${r + 1}, column ${c + 1}: a cell holds more than ${MAX_CELL_CHARS} characters`);
+      throw badRequest(`row ${lines[r]}, column ${c + 1}: a cell holds more than ${MAX_CELL_CHARS} characters`);
     }
   }));
-  return rows;
+  return sheet;
 }
