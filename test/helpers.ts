@@ -1,7 +1,7 @@
 // Test harness: a fresh database per app (a new PGlite, or a database cloned from a migrated template on the server
 // named by TEST_DATABASE_URL), the real app with response-shape checking on, and the first admin's key.
 import { createHash, randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import { buildApp } from '../src/app.ts';
 import { ensureFirstAdmin } from '../src/bootstrap.ts';
@@ -75,17 +75,22 @@ export async function createEmptyServerDatabase(): Promise<{ url: string; drop()
   };
 }
 
-/** A migrated database of its own: cloned from the template on the server, or a new in-memory PGlite. */
-export async function freshDatabase(): Promise<Database> {
+/**
+ * A migrated database of its own: cloned from the template on the server, or a new in-memory PGlite. `timeZone` sets
+ * the TimeZone every session of it starts with (PGlite has one session).
+ */
+export async function freshDatabase(options: { timeZone?: string } = {}): Promise<Database> {
   if (!serverUrl) {
     const database = await connectPGlite(null);
     await migrate(database.db);
+    if (options.timeZone) await sql`set time zone ${sql.lit(options.timeZone)}`.execute(database.db);
     return database;
   }
   const tpl = await template();
   const name = `${runPrefix()}_t_${randomBytes(6).toString('hex')}`;
   const client = await adminClient();
   await client.query(`create database "${name}" template "${tpl}"`);
+  if (options.timeZone) await client.query(`alter database "${name}" set timezone to ${pg.escapeLiteral(options.timeZone)}`);
   await client.end();
   const database = connectPostgres(withDatabase(serverUrl, name), 10);
   return {

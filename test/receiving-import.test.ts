@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { call, createItem, createLocation, createManufacturer, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
-import { inflatingZip, xlsxFile } from './xlsx.ts';
+import { inflatingZip, sheetXml, xlsxFile } from './xlsx.ts';
 
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 
@@ -193,6 +193,68 @@ describe('file import', () => {
     const pastEnd = await upload('Item,Qty\nBLT-100,1\n', 'text/csv');
     expectError(pastEnd, 400, 'bad_request');
     assert.match(pastEnd.body.error.message, /past the end/);
+    assert.equal(await batchCount(), before);
+  });
+
+  test('crafted workbooks the reader would fill to gigabytes are refused before it reads them: 400, nothing written, the process lives', async () => {
+    await profile({ header_row: 1, column_map: { item: 'Item', qty: 'Qty' } });
+    const before = await batchCount();
+    const header = { S: [['Item', 'Qty']] };
+    const prefixed = '<x:c xmlns:x="http://schemas.openxmlformats.org/spreadsheetml/2006/main" x:r="XFD2"><v>1</v></x:c>';
+    // Each of these, read, would allocate gigabytes: read-excel-file takes a column from character codes ("zzzzzz" is
+    // column 20 million and more) and fills every gap up to the farthest row and column with empty cells.
+    const crafted: [string, Buffer, RegExp][] = [
+      ['lower-case address', xlsxFile(header, { extraCells: '<row r="2"><c r="zzzzzz2"><v>1</v></c></row>' }), /cell addressed "zzzzzz2"/],
+      ['lower-case address in range', xlsxFile(header, { extraCells: '<row r="2"><c r="b2"><v>1</v></c></row>' }), /cell addressed "b2"/],
+      ['single-quoted far cell', xlsxFile(header, { extraCells: "<row r='1048576'><c r='XFD1048576'><v>1</v></c></row>" }), /beyond column 100 or row 12000 \(row 1048576\)/],
+      ['single-quoted far column', xlsxFile(header, { extraCells: "<row r='2'><c r='XFD2'><v>1</v></c></row>" }), /beyond column 100 or row 12000 \(cell XFD2\)/],
+      ['far row without cells', xlsxFile(header, { extraCells: '<row r="99999999"/>' }), /\(row 99999999\)/],
+      ['prefixed cell', xlsxFile(header, { extraCells: `<row r="2">${prefixed}</row>` }), /\(cell XFD2\)/],
+      ['character reference', xlsxFile(header, { extraCells: '<row r="2"><c r="&#88;FD2"><v>1</v></c></row>' }), /not a plain reference/],
+      ['unquoted address', xlsxFile(header, { extraCells: '<row r="2"><c r=XFD2><v>1</v></c></row>' }), /cannot be read safely/],
+      ['sheet outside xl/worksheets, far cell', xlsxFile(header, { sheetDir: 'data', extraCells: '<row r="1048576"><c r="XFD1048576"><v>1</v></c></row>' }), /beyond column/],
+      ['sheet outside xl/worksheets, formula', xlsxFile({ S: [['Item', 'Qty'], ['BLT-100', { formula: '2+3', value: 5 }]] }, { sheetDir: 'data' }), /formulas/],
+      ['unnamed part with sheet data', xlsxFile(header, { extraParts: { 'xl/other/part.xml': sheetXml([['x', { formula: '1+1', value: 2 }]]) } }), /formulas/],
+    ];
+    for (const [name, file, message] of crafted) {
+      const answer = await upload(file, XLSX);
+      assert.equal(answer.status, 400, `${name}: ${JSON.stringify(answer.body)}`);
+      assert.equal(answer.body.error.code, 'bad_request', name);
+      assert.match(answer.body.error.message, message, name);
+    }
+    assert.equal(await batchCount(), before);
+    // Still read: a sheet the relationships put elsewhere, and a chart's series reference (<c:f>), which is no cell's formula.
+    const elsewhere = await upload(xlsxFile({ S: [['Item', 'Qty'], ['BLT-100', 2]] }, { sheetDir: 'data' }), XLSX);
+    assert.equal(elsewhere.status, 201, JSON.stringify(elsewhere.body));
+    const chart = '<c:chartSpace xmlns:c="http://schemas.openxmlformats.org/drawingml/2006/chart"><c:chart><c:plotArea><c:barChart><c:ser><c:val><c:numRef><c:f>S!$B$2</c:f></c:numRef></c:val></c:ser></c:barChart></c:plotArea></c:chart></c:chartSpace>';
+    const charted = await upload(xlsxFile({ S: [['Item', 'Qty'], ['BLT-100', 2]] }, { extraParts: { 'xl/charts/chart1.xml': chart } }), XLSX);
+    assert.equal(charted.status, 201, JSON.stringify(charted.body));
+  });
+
+  test('a mapped header twice in the header row is 400 naming it; unmapped ones may repeat', async () => {
+    await profile({ header_row: 1, column_map: { item: 'Item', qty: 'Qty' } });
+    const before = await batchCount();
+    const twice = await upload('Item,Qty,qty \nBLT-100,1,2\n', 'text/csv');
+    expectError(twice, 400, 'bad_request');
+    assert.match(twice.body.error.message, /two columns "Qty"/);
+    expectError(await upload(xlsxFile({ S: [['Item', 'Item', 'Qty'], ['BLT-100', 'NUT 200', 1]] }), XLSX), 400, 'bad_request');
+    assert.equal(await batchCount(), before);
+    assert.equal((await upload('Item,Qty,Note,Note\nBLT-100,1,a,b\n', 'text/csv')).status, 201);
+  });
+
+  test('CSV rows are counted as file lines: a quoted cell holding line breaks (LF or CRLF) does not shift skipped.index or details.row', async () => {
+    await profile({ header_row: 1, column_map: { item: 'Item', qty: 'Qty', ref: 'Ref' } });
+    for (const eol of ['\n', '\r\n']) {
+      const csv = ['Item,Qty,Ref', 'BLT-100,1,"two', 'lines"', 'NOPE-1,2,'].join(eol) + eol;
+      const answer = await upload(csv, 'text/csv');
+      assert.equal(answer.status, 201, JSON.stringify(answer.body));
+      assert.deepEqual(answer.body.data.skipped.map((s: { index: number; item_id: string }) => [s.index, s.item_id]), [[4, 'NOPE-1']], JSON.stringify(eol));
+      assert.equal(answer.body.data.lines[0].reference_number, `two${eol}lines`);
+    }
+    const before = await batchCount();
+    const invalid = await upload('Item,Qty,Ref\nBLT-100,1,"a\nb\nc"\nBLT-100,0,\n', 'text/csv');
+    expectError(invalid, 400, 'bad_request');
+    assert.deepEqual(invalid.body.error.details.map((d: { row: number }) => d.row), [5]);
     assert.equal(await batchCount(), before);
   });
 

@@ -2,7 +2,10 @@
 // a void returning stock exactly to where it was, its refusals, and parallel posts on PostgreSQL.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { adjust, createItem, createLocation, createManufacturer, expectError, onPostgres, startApp, userWithKey, type TestApp } from './helpers.ts';
+import { sql } from 'kysely';
+import {
+  adjust, call, createItem, createLocation, createManufacturer, expectError, freshDatabase, onPostgres, startApp, userWithKey, type TestApp,
+} from './helpers.ts';
 import { api, assertLedgerChains, batchHistory, bins, eventsOf, item, kit, ledger, newBatch, verifiedBatch } from './receiving-kit.ts';
 
 let t: TestApp;
@@ -150,6 +153,52 @@ describe('post and void', () => {
     assert.equal((await item(thing)).qty_on_hand, 4);
   });
 
+  test('a primary bin at a retired location takes no units: the post is refused as having no primary bin, not as a retired location', async () => {
+    const thing = await createItem(t, partner, 'PST-5');
+    const gone = await createLocation(t, 'R-GONE-01');
+    await adjust(t, thing, 1, gone);
+    await adjust(t, thing, -1, gone);
+    assert.equal((await api('POST', `/locations/${gone}/retire`)).status, 200);
+    const { batchId } = await verifiedBatch([{ body: { item_id: thing, qty_received: 2 }, inspect: 'pass' }]);
+    const refused = await api('POST', `/receiving/${batchId}/post`);
+    expectError(refused, 422, 'invalid_request');
+    assert.match(refused.body.error.message, /^PST-5: no location on the line and no primary bin at an active location/);
+    assert.equal((await item(thing)).qty_on_hand, 0);
+    assert.equal((await api('GET', `/receiving/${batchId}`)).body.data.batch.status, 'verified');
+  });
+
+  test('past int4: the list totals a batch of 2.2 billion units exactly; a post that would take an item (or its quarantine bin) past 2,147,483,647 is 422 naming it, nothing changed', async () => {
+    const big = await createItem(t, partner, 'BIG-1');
+    const lines = Array.from({ length: 22 }, () => ({ item_id: big, qty_received: 100_000_000, new_location_id: binA }));
+    const batches = [];
+    for (const inspect of [{ qty_passed: 100_000_000, qty_failed: 0 }, { qty_passed: 0, qty_failed: 100_000_000 }]) {
+      const imported = await api('POST', '/receiving/import', { manufacturer_id: partner, lines });
+      assert.equal(imported.status, 201, JSON.stringify(imported.body));
+      const batchId = imported.body.data.batch.id;
+      assert.equal((await api('POST', `/receiving/${batchId}/verify`)).status, 200);
+      for (const line of imported.body.data.lines) {
+        assert.equal((await api('POST', `/receiving/${batchId}/lines/${line.id}/inspection`, inspect)).status, 200);
+      }
+      batches.push(batchId);
+    }
+    const listed = await api('GET', `/receiving?manufacturer=${partner}&per_page=100`);
+    assert.equal(listed.status, 200, JSON.stringify(listed.body));
+    for (const id of batches) {
+      const row = listed.body.data.find((b: { id: string }) => b.id === id);
+      assert.deepEqual([row.line_count, row.total_qty], [22, 2_200_000_000]);
+    }
+    const [onHand, quarantined] = [await api('POST', `/receiving/${batches[0]}/post`), await api('POST', `/receiving/${batches[1]}/post`)];
+    expectError(onHand, 422, 'invalid_request');
+    assert.match(onHand.body.error.message, /^BIG-1: on-hand would be 2200000000, more than the 2147483647 units/);
+    assert.deepEqual(onHand.body.error.details, { item_id: big });
+    expectError(quarantined, 422, 'invalid_request');
+    assert.match(quarantined.body.error.message, /^BIG-1: the quarantine bin would be 2200000000/);
+    for (const id of batches) assert.equal((await api('GET', `/receiving/${id}`)).body.data.batch.status, 'verified');
+    assert.equal((await item(big)).qty_on_hand, 0);
+    assert.deepEqual(await bins(big), []);
+    assert.equal((await ledger(big)).length, 0);
+  });
+
   test('a consignor reads and builds its own batches but cannot post them', async () => {
     const consignor = await userWithKey(t, 'consignor', { manufacturerId: partner });
     const thing = await createItem(t, partner, 'CON-1');
@@ -159,6 +208,30 @@ describe('post and void', () => {
     const theirs = (await api('POST', '/receiving', { manufacturer_id: other })).body.data.batch.id;
     expectError(await api('POST', `/receiving/${theirs}/lines`, { item_id: thing, qty_received: 1 }, consignor.key), 404, 'not_found');
     expectError(await api('DELETE', `/receiving/${theirs}`, undefined, consignor.key), 404, 'not_found');
+  });
+});
+
+describe('dates', () => {
+  test('date_last_received is midnight UTC of received_date even when the database session runs in another time zone', async () => {
+    const ny = await startApp({ database: await freshDatabase({ timeZone: 'America/New_York' }) });
+    try {
+      const zone = await sql<{ TimeZone: string }>`show timezone`.execute(ny.db);
+      assert.equal(zone.rows[0]!.TimeZone, 'America/New_York');
+      const send = (path: string, body?: unknown) => call(ny.app, 'POST', `/api/v1${path}`, { key: ny.adminKey, ...(body !== undefined ? { body } : {}) });
+      const supplier = await createManufacturer(ny, 'TZ');
+      const bin = await createLocation(ny, 'TZ-A-01');
+      const thing = await createItem(ny, supplier, 'TZ-1');
+      const batch = await send('/receiving', { manufacturer_id: supplier, received_date: '2026-03-02' });
+      const batchId = batch.body.data.batch.id;
+      const line = await send(`/receiving/${batchId}/lines`, { item_id: thing, qty_received: 1, new_location_id: bin });
+      await send(`/receiving/${batchId}/verify`);
+      await send(`/receiving/${batchId}/lines/${line.body.data.line.id}/pass`);
+      assert.equal((await send(`/receiving/${batchId}/post`)).status, 200);
+      const stored = await ny.db.selectFrom('items').select('date_last_received').where('id', '=', thing).executeTakeFirstOrThrow();
+      assert.equal(new Date(stored.date_last_received!).toISOString(), '2026-03-02T00:00:00.000Z');
+    } finally {
+      await ny.close();
+    }
   });
 });
 
@@ -172,6 +245,29 @@ describe('concurrency', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL (P
     assert.equal((await item(thing)).qty_on_hand, 5);
     assert.equal((await ledger(thing)).length, 1);
     assert.equal((await eventsOf('receiving.posted', batchId)).length, 1);
+  });
+
+  test('post and void of one batch at once: one post wins, a void counts only after it, and the stock matches the order they took', async () => {
+    for (let round = 0; round < 4; round++) {
+      const thing = await createItem(t, partner, `RACE-V${round}`);
+      const { batchId } = await verifiedBatch([{ body: { item_id: thing, qty_received: 5, new_location_id: binA }, inspect: { qty_passed: 4, qty_failed: 1 } }]);
+      const answers = await Promise.all([
+        api('POST', `/receiving/${batchId}/void`, { reason: 'race' }), api('POST', `/receiving/${batchId}/post`),
+        api('POST', `/receiving/${batchId}/void`, { reason: 'race' }), api('POST', `/receiving/${batchId}/post`),
+      ]);
+      const [voids, posts] = [[answers[0]!, answers[2]!], [answers[1]!, answers[3]!]];
+      assert.equal(posts.filter((a) => a.status === 200).length, 1, JSON.stringify(answers.map((a) => a.body.error)));
+      for (const answer of answers.filter((a) => a.status !== 200)) expectError(answer, 422, 'invalid_status');
+      const voided = voids.filter((a) => a.status === 200).length;
+      assert.ok(voided <= 1);
+      const status = (await api('GET', `/receiving/${batchId}`)).body.data.batch.status;
+      assert.equal(status, voided ? 'voided' : 'posted');
+      assert.equal((await item(thing)).qty_on_hand, voided ? 0 : 4);
+      const stock = (await bins(thing)).map((b) => [b.location_id, b.inventory_status, b.qty_on_hand]);
+      assert.deepEqual(stock, voided ? [] : [[binA, 'available', 4], [quarantine, 'quarantine', 1]].sort((a, b) => (a[0]! < b[0]! ? -1 : 1)));
+      assert.deepEqual((await ledger(thing)).map((m) => m.quantity), voided ? [4, -4] : [4]);
+      await assertLedgerChains(thing);
+    }
   });
 
   test('batches over the same items posted at once end at the exact sum with a ledger that chains', async () => {

@@ -34,6 +34,12 @@ export interface StockChange {
 const insufficientStock = (available: number) =>
   new ApiError(422, 'insufficient_stock', `the bin holds ${available}; a bin cannot go below zero`);
 
+/** Quantities are int4 columns: an item's on-hand, and so each of its bins, holds at most this many units. */
+export const MAX_UNITS = 2_147_483_647;
+
+const tooManyUnits = (item: { id: string; item_number_display: string }, held: number, quantity: number, what: string) =>
+  invalidRequest(`${item.item_number_display}: ${what} would be ${held + quantity}, more than the ${MAX_UNITS} units it can hold`, { item_id: item.id });
+
 /** Locks the item row: every quantity change of one item runs one after the other from here on. */
 export async function lockItem(tx: Transaction<DB>, itemId: string) {
   const item = await tx
@@ -95,6 +101,8 @@ async function changeBin(
 async function writeMovement(tx: Transaction<DB>, author: StockAuthor, change: StockChange): Promise<MovementRow> {
   if (!Number.isInteger(change.quantity) || change.quantity === 0) throw invalidRequest('quantity must be a non-zero integer');
   const item = await lockItem(tx, change.itemId);
+  // The item row is locked, so on-hand cannot change before the update; a bin never holds more than on-hand.
+  if (item.qty_on_hand + change.quantity > MAX_UNITS) throw tooManyUnits(item, item.qty_on_hand, change.quantity, 'on-hand');
   await stockLocation(tx, change.locationId);
   await changeBin(tx, change.itemId, change.locationId, change.quantity);
   const updated = await tx
@@ -177,7 +185,8 @@ export async function receiveStock(tx: Transaction<DB>, author: StockAuthor, rec
  * the receipt, and when there were none (or no average yet) the new cost is the average.
  */
 export async function stampReceipt(tx: Transaction<DB>, itemId: string, quantity: number, unitCost: number | null, receivedDate?: string) {
-  const received = receivedDate ? sql<Date>`${receivedDate}::date::timestamptz` : sql<Date>`now()`;
+  // Midnight UTC of the date (dates are written as midnight UTC), whatever the session's TimeZone.
+  const received = receivedDate ? sql<Date>`(${receivedDate}::date)::timestamp at time zone 'UTC'` : sql<Date>`now()`;
   await tx
     .updateTable('items')
     .set({
@@ -207,6 +216,11 @@ export async function quarantineStock(
   const item = await lockItem(tx, change.itemId);
   const location = await tx.selectFrom('locations').select(['location_code', 'location_type']).where('id', '=', change.locationId).forShare().executeTakeFirst();
   if (location?.location_type !== 'quarantine') throw invalidRequest('quarantined stock goes to a quarantine location');
+  if (change.quantity > 0) {
+    const bin = await tx.selectFrom('item_locations').select('qty_on_hand')
+      .where('item_id', '=', item.id).where('location_id', '=', change.locationId).where('inventory_status', '=', 'quarantine').executeTakeFirst();
+    if ((bin?.qty_on_hand ?? 0) + change.quantity > MAX_UNITS) throw tooManyUnits(item, bin?.qty_on_hand ?? 0, change.quantity, 'the quarantine bin');
+  }
   const held = await changeBin(tx, item.id, change.locationId, change.quantity, 'quarantine');
   await tx.updateTable('items').set({ date_last_movement: sql`now()`, updated_at: sql`now()` }).where('id', '=', item.id).execute();
   await recordHistory(tx, author, {

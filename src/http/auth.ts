@@ -31,6 +31,8 @@ declare module 'fastify' {
     permission?: Permission;
     /** Only a system_admin whose key holds admin.api_keys (administration of users and reference data). */
     administers?: boolean;
+    /** Warehouse staff only: a partner-scoped key is refused (403) before its permissions are looked at. */
+    staffOnly?: boolean;
     /** Changes users or keys: this instance forgets cached actors before answering (others hear the NOTIFY). */
     changesActors?: boolean;
   }
@@ -170,7 +172,8 @@ export function registerAuth(api: FastifyInstance, options: AuthOptions): void {
       if (used.count > perKeyLimit) throw rateLimited(used.resetMs, 'too many requests for this API key');
     }
 
-    const { permission, administers } = request.routeOptions.config;
+    const { permission, administers, staffOnly } = request.routeOptions.config;
+    if (staffOnly && actor.manufacturerId) throw forbidden('only warehouse staff may do this; partner-scoped keys are refused whatever their scopes');
     if (permission) requirePermission(actor, permission);
     if (administers && !canAdminister(actor)) throw forbidden('only a system_admin key holding admin.api_keys may do this');
   });

@@ -10,7 +10,7 @@ import { normalizeItemNumber } from '../items/queries.ts';
 import { writeImport, type ImportRow, type SkippedRow } from './import.ts';
 import type { PROFILE_FIELDS } from './schemas.ts';
 import { serializeProfile } from './serialize.ts';
-import { MAX_DATA_ROWS, readRows, type Cell, type FileKind } from './spreadsheet.ts';
+import { MAX_DATA_ROWS, readRows, type Cell, type FileKind, type Sheet } from './spreadsheet.ts';
 
 type Field = (typeof PROFILE_FIELDS)[number];
 
@@ -84,8 +84,11 @@ function cost(cell: Cell | undefined): number | null | undefined {
   return Number.isFinite(value) && value >= 0 && value <= 99_999_999 ? value : undefined;
 }
 
-/** The data rows under the header, as import rows; a value that breaks a rule fails the whole file (400). */
-function rowsFromSheet(sheet: Cell[][], profile: { header_row: number; column_map: ImportColumnMap }): ImportRow[] {
+/**
+ * The data rows under the header, as import rows; a value that breaks a rule fails the whole file (400). `index` (and
+ * `row` in the 400's details) is the row in the file: the sheet's row, or the CSV line the row starts on.
+ */
+function rowsFromSheet({ rows: sheet, lines }: Sheet, profile: { header_row: number; column_map: ImportColumnMap }): ImportRow[] {
   if (profile.header_row > sheet.length) {
     throw badRequest(`the profile's header row ${profile.header_row} is past the end of the file (${sheet.length} rows)`);
   }
@@ -94,12 +97,14 @@ function rowsFromSheet(sheet: Cell[][], profile: { header_row: number; column_ma
   for (const [field, title] of Object.entries(profile.column_map) as [Field, string][]) {
     const at = header.indexOf(headerKey(title));
     if (at < 0) throw badRequest(`row ${profile.header_row} has no column "${title}" (the profile's ${field} column)`);
+    // Which of two columns of the same name was meant cannot be told.
+    if (header.indexOf(headerKey(title), at + 1) >= 0) throw badRequest(`row ${profile.header_row} has two columns "${title}" (the profile's ${field} column)`);
     column[field] = at;
   }
   const rows: ImportRow[] = [];
   const problems: { row: number; message: string }[] = [];
   sheet.slice(profile.header_row).forEach((cells, i) => {
-    const index = profile.header_row + 1 + i;
+    const index = lines[profile.header_row + i]!;
     const at = (field: Field) => (column[field] === undefined ? undefined : cells[column[field]]);
     if (Object.values(column).every((c) => text(cells[c]) === '')) return;
     const qty = quantity(at('qty'));

@@ -19,18 +19,22 @@ function split(line: LineRow): { onHand: number; quarantined: number } {
 // Items in id order: two posts or voids touching the same items lock them in the same order and cannot deadlock.
 const byItem = (a: LineRow, b: LineRow) => (a.item_id < b.item_id ? -1 : a.item_id > b.item_id ? 1 : a.seq - b.seq);
 
-/** The put-away bin of each line with units to put away: its own location, else the item's primary bin; neither stops the post. */
+/**
+ * The put-away bin of each line with units to put away: its own location, else the item's primary bin if its location
+ * is active (a primary bin at a retired location counts as none); neither stops the post.
+ */
 async function putAwayLocations(tx: Transaction<DB>, lines: LineRow[]): Promise<Map<string, string>> {
   const needPrimary = [...new Set(lines.filter((l) => !l.new_location_id && split(l).onHand > 0).map((l) => l.item_id))];
   const primaries = needPrimary.length
-    ? await tx.selectFrom('item_locations').select(['item_id', 'location_id'])
-      .where('item_id', 'in', needPrimary).where('is_primary', '=', true).where('inventory_status', '=', 'available').execute()
+    ? await tx.selectFrom('item_locations as b').innerJoin('locations as loc', 'loc.id', 'b.location_id').select(['b.item_id', 'b.location_id'])
+      .where('b.item_id', 'in', needPrimary).where('b.is_primary', '=', true).where('b.inventory_status', '=', 'available')
+      .where('loc.is_active', '=', true).execute()
     : [];
   const primaryOf = new Map(primaries.map((p) => [p.item_id, p.location_id]));
   const unplaced = lines.filter((l) => split(l).onHand > 0 && !l.new_location_id && !primaryOf.has(l.item_id));
   if (unplaced.length) {
     throw invalidRequest(
-      `${unplaced.map((l) => l.item_number_display).join(', ')}: no location on the line and no primary bin for the item; set the line's location`,
+      `${unplaced.map((l) => l.item_number_display).join(', ')}: no location on the line and no primary bin at an active location for the item; set the line's location`,
       unplaced.map((l) => ({ line_id: l.id, item_id: l.item_id })),
     );
   }

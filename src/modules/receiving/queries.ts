@@ -61,7 +61,8 @@ export async function listBatches(db: Kysely<DB>, actor: Actor, filter: BatchFil
       .select(['m.code as manufacturer_code', 'm.name as manufacturer_name'])
       .select([
         sql<number>`(select count(*)::int from receiving_lines l where l.batch_id = b.id)`.as('line_count'),
-        sql<number>`(select coalesce(sum(l.qty_received), 0)::int from receiving_lines l where l.batch_id = b.id)`.as('total_qty'),
+        // bigint: 10,000 lines of up to 100,000,000 units pass int4; int8 arrives as a JS number (exact to 2^53).
+        sql<number>`(select coalesce(sum(l.qty_received), 0)::bigint from receiving_lines l where l.batch_id = b.id)`.as('total_qty'),
       ])
       .orderBy('b.received_date', 'desc')
       .orderBy('b.created_at', 'desc')
