@@ -179,7 +179,12 @@ export function registerAuth(api: FastifyInstance, options: AuthOptions): void {
   });
 
   // Before the answer leaves: the caller's next request must already see the change (other instances hear the NOTIFY).
-  api.addHook('onSend', async (request) => {
-    if (request.routeOptions.config.changesActors) actors.clear();
+  // Only on the routes that change users or keys, so no other request pays for the hook.
+  const forgetActors = (_request: unknown, _reply: unknown, payload: unknown, done: (error: null, payload: unknown) => void) => {
+    actors.clear();
+    done(null, payload);
+  };
+  api.addHook('onRoute', (route) => {
+    if (route.config?.changesActors) route.onSend = [...[route.onSend ?? []].flat(), forgetActors] as typeof route.onSend;
   });
 }

@@ -1,7 +1,7 @@
 // Idempotency-Key on POST (CONTRACT): the same key from the same API key within 24 hours replays the first response
 // without doing the work again; the same key with another body is 422 idempotency_key_reuse.
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { sha256 } from '../domain/secrets.ts';
@@ -44,10 +44,11 @@ function withoutSecrets(payload: string, fields: string[] | undefined): string {
   return JSON.stringify(parsed);
 }
 
+/** Idempotency on the POST routes registered after this (the others never pay for its hooks). */
 export function registerIdempotency(app: FastifyInstance, db: Kysely<DB>): void {
-  app.addHook('preHandler', async (request, reply) => {
+  const claimOrReplay = async (request: FastifyRequest, reply: FastifyReply) => {
     const header = request.headers['idempotency-key'];
-    if (request.method !== 'POST' || header === undefined || !request.actor) return;
+    if (header === undefined || !request.actor) return;
     if (typeof header !== 'string' || !KEY_PATTERN.test(header)) {
       throw badRequest('Idempotency-Key must be 1 to 255 visible ASCII characters');
     }
@@ -83,9 +84,9 @@ export function registerIdempotency(app: FastifyInstance, db: Kysely<DB>): void 
     reply.code(first.status_code).header('idempotent-replayed', 'true');
     if (first.response_body === null) return reply.send();
     return reply.type('application/json; charset=utf-8').send(first.response_body);
-  });
+  };
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  const recordResponse = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const claim = request.idempotencyClaim;
     if (!claim) return payload;
     request.idempotencyClaim = null;
@@ -106,6 +107,12 @@ export function registerIdempotency(app: FastifyInstance, db: Kysely<DB>): void 
       request.log.error({ err: error }, 'could not record the idempotent response');
     }
     return payload;
+  };
+
+  app.addHook('onRoute', (route) => {
+    if (![route.method].flat().includes('POST')) return;
+    route.preHandler = [...[route.preHandler ?? []].flat(), claimOrReplay] as typeof route.preHandler;
+    route.onSend = [...[route.onSend ?? []].flat(), recordResponse] as typeof route.onSend;
   });
 }
 
