@@ -14,7 +14,7 @@ import type { OrderRow } from './serialize.ts';
 
 /** Direct lines are asked for and shipped while the order is open. */
 const OPEN: OrderStatus[] = ['entered', 'selected', 'released', 'partial'];
-export const DIRECT_SHIP_ROLE = 'direct_ship';
+const DIRECT_SHIP_ROLE = 'direct_ship';
 
 /** The named lines of the order (404 for one that is not), each with a direct quantity (422 otherwise). */
 async function directLines(tx: Transaction<DB>, actor: Actor, orderId: string, lineIds: string[]) {
@@ -29,7 +29,7 @@ async function directLines(tx: Transaction<DB>, actor: Actor, orderId: string, l
 }
 
 /** ups, fedex, usps or other, from what a person or a carrier system calls the carrier. */
-export function normalizeCarrier(value: string | null | undefined): Carrier {
+function normalizeCarrier(value: string | null | undefined): Carrier {
   const name = (value ?? '').toLowerCase().replace(/[^a-z]/g, '');
   if (name.startsWith('ups') || name === 'unitedparcelservice') return 'ups';
   if (name.includes('fedex') || name.includes('federalexpress')) return 'fedex';

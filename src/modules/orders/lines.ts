@@ -19,7 +19,7 @@ export interface LineRequest {
 }
 
 /** Errors of one line of a request name it by its index in `lines` (create) so the client knows which to fix. */
-export function atLine(index: number | null, error: unknown): unknown {
+function atLine(index: number | null, error: unknown): unknown {
   if (index === null || !(error instanceof ApiError)) return error;
   return new ApiError(error.status, error.code, `lines[${index}]: ${error.message}`, { details: { line_index: index } });
 }
@@ -47,7 +47,7 @@ function splitOf(line: LineRequest): { qty_warehouse: number; qty_direct: number
 const extendedPrice = (qty: number, unitPrice: number, discount: number) =>
   sql<number>`round(${qty}::numeric * round(${unitPrice}::numeric, 4) * (1 - round(${discount}::numeric, 6)), 2)`;
 
-export interface NumberedLine {
+interface NumberedLine {
   line: LineRequest;
   lineNumber: number;
   /** Its index in the request's `lines` (order entry), named by its errors; null for a single added line. */

@@ -11,7 +11,7 @@ import { INCLUDES } from './schemas.ts';
 import { serializeCreatedLine, serializeLine, serializeOrder, type OrderRow } from './serialize.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
-export type Include = (typeof INCLUDES)[number];
+type Include = (typeof INCLUDES)[number];
 
 export const invalidStatus = (message: string) => new ApiError(422, 'invalid_status', message);
 

@@ -96,7 +96,7 @@ export const Order = Closed({
   display_substatus: Type.Optional(Type.Enum(['picking', 'picked', 'packed'], { description: 'Order list only, for an order with an active pick batch.' })),
 });
 
-export const OrderLine = Closed({
+const OrderLine = Closed({
   id: Uuid,
   order_id: Uuid,
   item_id: Uuid,
@@ -152,7 +152,7 @@ const Lifecycle = Closed({
   cancelled_reason: NullableText,
 });
 
-export const PendingDirectLine = Closed({
+const PendingDirectLine = Closed({
   order_line_id: Uuid,
   line_number: Type.Integer(),
   item_number_display: Type.String(),
@@ -198,7 +198,7 @@ const ExceptionSummary = Closed({
   actual_qty: Nullable(Type.Integer()),
 });
 
-export const OrderBlock = Closed({
+const OrderBlock = Closed({
   id: Uuid,
   order_id: Uuid,
   kind: Type.Enum(['short_pick', 'mispick', 'quality']),
@@ -216,7 +216,7 @@ export const OrderBlock = Closed({
   exception: Nullable(ExceptionSummary),
 });
 
-export const Document = Closed({
+const Document = Closed({
   id: Uuid,
   entity_type: Type.String(),
   entity_id: Uuid,

@@ -19,7 +19,7 @@ export interface OrderJoins {
   ltl_recorded_by_name: string | null;
 }
 
-export type OrderView = 'detail' | 'list';
+type OrderView = 'detail' | 'list';
 export type DisplaySubstatus = 'picking' | 'picked' | 'packed';
 
 /** 'YYYY-MM-DD' as the spec's midnight-UTC date-time. */
