@@ -1,9 +1,22 @@
 // Shared by the receiving test files: the app under test, requests, batch builders and views of the stored stock.
 import assert from 'node:assert/strict';
-import { call, type Answer, type TestApp } from './helpers.ts';
+import { call, createLocation, createManufacturer, startApp, type Answer, type TestApp } from './helpers.ts';
 
-/** Set by each test file's before(): the app and the supply partner its batches belong to. */
+/** Set by startReceiving() in each test file's before(): the app and the supply partner its batches belong to. */
 export const kit = { t: null as unknown as TestApp, partner: '' };
+
+/** The app of a receiving test file: two partners, two storage bins, and the ids its assertions name. */
+export async function startReceiving() {
+  const t = await startApp();
+  const partner = await createManufacturer(t, 'RCV');
+  const other = await createManufacturer(t, 'RCVOTHER');
+  Object.assign(kit, { t, partner });
+  const binA = await createLocation(t, 'R-A-01');
+  const binB = await createLocation(t, 'R-B-01');
+  const quarantine = (await t.db.selectFrom('locations').select('id').where('location_code', '=', 'QUARANTINE').executeTakeFirstOrThrow()).id;
+  const adminId = (await t.db.selectFrom('users').select('id').where('name', '=', 'admin').executeTakeFirstOrThrow()).id;
+  return { t, partner, other, binA, binB, quarantine, adminId };
+}
 
 export const api = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, key = kit.t.adminKey) =>
   call(kit.t.app, method, `/api/v1${path}`, { key, ...(body !== undefined ? { body } : {}) });

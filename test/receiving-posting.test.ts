@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import {
   adjust, call, createItem, createLocation, createManufacturer, expectError, freshDatabase, onPostgres, startApp, userWithKey, type TestApp,
 } from './helpers.ts';
-import { api, assertLedgerChains, batchHistory, bins, eventsOf, item, kit, ledger, newBatch, verifiedBatch } from './receiving-kit.ts';
+import { api, assertLedgerChains, batchHistory, bins, eventsOf, item, ledger, newBatch, startReceiving, verifiedBatch } from './receiving-kit.ts';
 
 let t: TestApp;
 let partner: string;
@@ -16,14 +16,7 @@ let binB: string;
 let quarantine: string;
 let adminId: string;
 before(async () => {
-  t = await startApp();
-  partner = await createManufacturer(t, 'RCV');
-  other = await createManufacturer(t, 'RCVOTHER');
-  Object.assign(kit, { t, partner });
-  binA = await createLocation(t, 'R-A-01');
-  binB = await createLocation(t, 'R-B-01');
-  quarantine = (await t.db.selectFrom('locations').select('id').where('location_code', '=', 'QUARANTINE').executeTakeFirstOrThrow()).id;
-  adminId = (await t.db.selectFrom('users').select('id').where('name', '=', 'admin').executeTakeFirstOrThrow()).id;
+  ({ t, partner, other, binA, binB, quarantine, adminId } = await startReceiving());
 });
 after(() => t.close());
 

@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { localDate } from '../src/domain/numbers.ts';
-import { createItem, createLocation, createManufacturer, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
-import { addLine, api, batchHistory, kit, newBatch, verifiedBatch } from './receiving-kit.ts';
+import { createItem, createLocation, createManufacturer, expectError, userWithKey, type TestApp } from './helpers.ts';
+import { addLine, api, batchHistory, newBatch, startReceiving, verifiedBatch } from './receiving-kit.ts';
 
 let t: TestApp;
 let partner: string;
@@ -13,14 +13,7 @@ let binB: string;
 let quarantine: string;
 let adminId: string;
 before(async () => {
-  t = await startApp();
-  partner = await createManufacturer(t, 'RCV');
-  other = await createManufacturer(t, 'RCVOTHER');
-  Object.assign(kit, { t, partner });
-  binA = await createLocation(t, 'R-A-01');
-  binB = await createLocation(t, 'R-B-01');
-  quarantine = (await t.db.selectFrom('locations').select('id').where('location_code', '=', 'QUARANTINE').executeTakeFirstOrThrow()).id;
-  adminId = (await t.db.selectFrom('users').select('id').where('name', '=', 'admin').executeTakeFirstOrThrow()).id;
+  ({ t, partner, other, binA, binB, quarantine, adminId } = await startReceiving());
 });
 after(() => t.close());
 

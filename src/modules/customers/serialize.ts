@@ -20,18 +20,26 @@ export function serializeCustomer(row: Selectable<CustomersTable>) {
   };
 }
 
+type AddressRow = Pick<Selectable<DropShipLocationsTable>,
+  'id' | 'customer_id' | 'name' | 'attention' | 'address_line_1' | 'address_line_2' | 'city' | 'state' | 'zip_code' | 'country'>;
+
+// The address both address books share.
+const address = (row: AddressRow) => ({
+  id: row.id,
+  customer_id: row.customer_id,
+  name: row.name,
+  attention: row.attention,
+  address_line_1: row.address_line_1,
+  address_line_2: row.address_line_2,
+  city: row.city,
+  state: row.state,
+  zip_code: row.zip_code,
+  country: row.country,
+});
+
 export function serializeDropShipLocation(row: Selectable<DropShipLocationsTable>) {
   return {
-    id: row.id,
-    customer_id: row.customer_id,
-    name: row.name,
-    attention: row.attention,
-    address_line_1: row.address_line_1,
-    address_line_2: row.address_line_2,
-    city: row.city,
-    state: row.state,
-    zip_code: row.zip_code,
-    country: row.country,
+    ...address(row),
     phone: row.phone,
     email: row.email,
     notes: row.notes,
@@ -43,16 +51,7 @@ export function serializeDropShipLocation(row: Selectable<DropShipLocationsTable
 
 export function serializeThirdPartyPayer(row: Selectable<ThirdPartyPayersTable>) {
   return {
-    id: row.id,
-    customer_id: row.customer_id,
-    name: row.name,
-    attention: row.attention,
-    address_line_1: row.address_line_1,
-    address_line_2: row.address_line_2,
-    city: row.city,
-    state: row.state,
-    zip_code: row.zip_code,
-    country: row.country,
+    ...address(row),
     carrier_account: row.carrier_account,
     notes: row.notes,
     is_hidden: row.is_hidden,
