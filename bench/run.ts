@@ -21,6 +21,7 @@ const SERVER_URL = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.
 const DB_NAME = 'wms_bench';
 const SERVICE_PORT = int('BENCH_SERVICE_PORT', 18181);
 const FLOOR_PORT = int('BENCH_FLOOR_PORT', 18182);
+const UNCACHED_PORT = int('BENCH_UNCACHED_PORT', 18183);
 const DURATION = int('BENCH_DURATION', 10);
 const WARMUP = int('BENCH_WARMUP', 2);
 // 10 connections keep both cores busy (server + PostgreSQL) without queueing so deep that p99 only measures the queue.
@@ -41,6 +42,8 @@ interface Endpoint {
   /** Minimum requests/s in absolute terms (write targets). */
   minRps?: number;
   maxP99Ms: number | null;
+  /** Served by the read cache: measured again on an instance without it, so the note can say what a miss costs. */
+  cached?: boolean;
 }
 
 interface Row {
@@ -119,22 +122,29 @@ function misspell(number: string): string {
 
 function endpoints(items: SampleItem[], bodies: string[]): Endpoint[] {
   const service = `http://127.0.0.1:${SERVICE_PORT}`;
+  const uncached = `http://127.0.0.1:${UNCACHED_PORT}`;
   const q = (value: string) => encodeURIComponent(value);
   // Four digits from inside the number: matches a few dozen items by substring, none by description.
   const substring = (n: string) => n.replace(/^\D+/, '').slice(1, 5);
   const search = (values: string[]) => values.map((v) => `/api/v1/items/search?q=${q(v)}`);
-  return [
+  const list: Endpoint[] = [
     { name: 'floor GET /floor', base: `http://127.0.0.1:${FLOOR_PORT}`, paths: ['/floor'], minRatio: null, maxP99Ms: null },
     { name: 'GET /items/{id}', base: service, paths: items.map((i) => `/api/v1/items/${i.id}`), minRatio: 0.5, maxP99Ms: null },
-    { name: 'GET /items filter=below_reorder', base: service, paths: ['/api/v1/items?per_page=50&filter=below_reorder'], minRatio: 0.25, maxP99Ms: null },
-    { name: 'GET /items q=<substring>', base: service, paths: items.map((i) => `/api/v1/items?q=${q(substring(i.item_number_normalized))}`), minRatio: 0.25, maxP99Ms: null },
-    { name: 'search exact', base: service, paths: search(items.map((i) => i.item_number_display)), minRatio: 0.25, maxP99Ms: 50 },
-    { name: 'search prefix (5 chars)', base: service, paths: search(items.map((i) => i.item_number_display.slice(0, 5))), minRatio: 0.25, maxP99Ms: 50 },
-    { name: 'search misspelled', base: service, paths: search(items.map((i) => misspell(i.item_number_display))), minRatio: 0.25, maxP99Ms: 50 },
-    { name: 'GET /orders status=open', base: service, paths: ['/api/v1/orders?status=open&per_page=25'], minRatio: 0.25, maxP99Ms: null },
+    { name: 'GET /items filter=below_reorder', base: service, paths: ['/api/v1/items?per_page=50&filter=below_reorder'], minRatio: 0.25, maxP99Ms: null, cached: true },
+    { name: 'GET /items q=<substring>', base: service, paths: items.map((i) => `/api/v1/items?q=${q(substring(i.item_number_normalized))}`), minRatio: 0.25, maxP99Ms: null, cached: true },
+    { name: 'search exact', base: service, paths: search(items.map((i) => i.item_number_display)), minRatio: 0.25, maxP99Ms: 50, cached: true },
+    { name: 'search prefix (5 chars)', base: service, paths: search(items.map((i) => i.item_number_display.slice(0, 5))), minRatio: 0.25, maxP99Ms: 50, cached: true },
+    { name: 'search misspelled', base: service, paths: search(items.map((i) => misspell(i.item_number_display))), minRatio: 0.25, maxP99Ms: 50, cached: true },
+    { name: 'GET /orders status=open', base: service, paths: ['/api/v1/orders?status=open&per_page=25'], minRatio: 0.25, maxP99Ms: null, cached: true },
     // Writes last, so the rows they add do not move the read figures.
     { name: `POST /orders (${ORDER_LINES} lines)`, base: service, paths: ['/api/v1/orders'], bodies, minRatio: null, minRps: 200, maxP99Ms: 100 },
-  ].filter((e) => ONLY.length === 0 || e.name === 'floor GET /floor' || ONLY.some((word) => e.name.includes(word)));
+  ];
+  // The same reads on an instance with WMS_READ_CACHE_MB=0: what every request costs while writes keep the snapshot
+  // moving (src/http/read-cache.ts). Reported beside the targets, not held to them.
+  const misses = list.filter((e) => e.cached).map((e) => ({ ...e, name: `${e.name} (no read cache)`, base: uncached, minRatio: null, maxP99Ms: null, cached: false }));
+  const writes = list.filter((e) => e.bodies);
+  return [...list.filter((e) => !e.bodies), ...misses, ...writes]
+    .filter((e) => ONLY.length === 0 || e.name === 'floor GET /floor' || ONLY.some((word) => e.name.includes(word)));
 }
 
 // Every request picks the next path of a shared rotation, so the connections do not march over the same ids in step.
@@ -199,9 +209,14 @@ async function main(): Promise<void> {
     // Far above what 10 s of load can send: the bench measures the service, not its limiter.
     WMS_RATE_LIMIT_PER_KEY: '100000000', REDIS_URL: '', WMS_BOOTSTRAP_ADMIN_KEY: '',
   });
+  const withoutCache = startChild('service-uncached', 'src/main.ts', {
+    DATABASE_URL: benchUrl, PORT: String(UNCACHED_PORT), HOST: '127.0.0.1', LOG_LEVEL: 'warn', WMS_DB_POOL_SIZE: pool,
+    WMS_RATE_LIMIT_PER_KEY: '100000000', REDIS_URL: '', WMS_BOOTSTRAP_ADMIN_KEY: '', WMS_READ_CACHE_MB: '0',
+  });
   const floor = startChild('floor', 'bench/floor.ts', { FLOOR_DATABASE_URL: benchUrl, PORT: String(FLOOR_PORT), WMS_DB_POOL_SIZE: pool });
   await Promise.all([
     waitReady('service', service, `http://127.0.0.1:${SERVICE_PORT}/healthz`),
+    waitReady('service-uncached', withoutCache, `http://127.0.0.1:${UNCACHED_PORT}/healthz`),
     waitReady('floor', floor, `http://127.0.0.1:${FLOOR_PORT}/floor`),
   ]);
 

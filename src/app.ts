@@ -13,6 +13,7 @@ import { renderDocsPage } from './http/docs-page.ts';
 import { ApiError, sendError, toApiError } from './http/errors.ts';
 import { Closed } from './http/schemas.ts';
 import { registerIdempotency } from './http/idempotency.ts';
+import { registerReadCache, type ReadCache } from './http/read-cache.ts';
 import type { CounterStore } from './http/rate-limit.ts';
 import type { App, ModuleDeps } from './http/types.ts';
 import { checkResponseShape, formatSchemaErrors, validatorCompiler } from './http/validation.ts';
@@ -30,6 +31,12 @@ import { orderRoutes } from './modules/orders/routes.ts';
 import { receivingRoutes } from './modules/receiving/routes.ts';
 import { shipViaRoutes } from './modules/ship-via/routes.ts';
 import { warehouseRoutes } from './modules/warehouses/routes.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    readCache: ReadCache;
+  }
+}
 
 export interface AppDeps {
   config: Config;
@@ -147,6 +154,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     const unlisten = await deps.listen(AUTH_CHANNEL, { notified: actors.clear, listening: actors.setListening });
     app.addHook('onClose', unlisten);
   }
+
+  app.decorate('readCache', registerReadCache(app, db, config.readCacheBytes));
 
   const moduleDeps: ModuleDeps = { db, config };
   await inviteRoutes(app, moduleDeps);

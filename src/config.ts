@@ -17,6 +17,8 @@ export interface Config {
   bodyLimitBytes: number;
   logLevel: string;
   dbPoolSize: number;
+  /** Memory for answers of the read cache (src/http/read-cache.ts), in bytes; 0 turns it off. */
+  readCacheBytes: number;
   /** Proxies whose X-Forwarded-For is believed: a hop count or a list of addresses/CIDRs; false trusts none. */
   trustProxy: number | string | false;
 }
@@ -71,6 +73,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: integer(env, 'WMS_BODY_LIMIT_BYTES', 1_048_576, 1024),
     logLevel: text(env, 'LOG_LEVEL') ?? 'info',
     dbPoolSize: integer(env, 'WMS_DB_POOL_SIZE', 10, 1),
+    readCacheBytes: integer(env, 'WMS_READ_CACHE_MB', 64, 0) * 1_048_576,
     trustProxy: trustedProxies(text(env, 'WMS_TRUST_PROXY')),
   };
 }

@@ -114,6 +114,8 @@ export interface TestApp {
 
 export interface TestAppOptions {
   env?: Record<string, string>;
+  /** Settings the environment cannot express (a read cache of a few kilobytes). */
+  config?: Partial<Config>;
   counters?: CounterStore;
   database?: Database;
   /** Called before the app is ready, to add test-only routes. */
@@ -122,7 +124,7 @@ export interface TestAppOptions {
 }
 
 export async function startApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const config = loadConfig({ WMS_PUBLIC_URL: 'http://wms.test', ...options.env });
+  const config = { ...loadConfig({ WMS_PUBLIC_URL: 'http://wms.test', ...options.env }), ...options.config };
   const database = options.database ?? (await freshDatabase());
   const adminKey = generateApiKey();
   await ensureFirstAdmin(database.db, adminKey);

@@ -19,7 +19,7 @@ const edit = { permission: 'inventory.edit' } as const;
 
 export async function itemRoutes(app: App, { db }: ModuleDeps) {
   app.get('/items', {
-    config: view,
+    config: { ...view, readCache: { clockParams: ['movement', 'velocity'] } },
     schema: {
       tags, summary: 'List items',
       description: 'status defaults to active; filter values OR together; an unknown sort falls back to item_number. ' +
@@ -38,7 +38,7 @@ export async function itemRoutes(app: App, { db }: ModuleDeps) {
   }, async (request, reply) => reply.code(201).send({ data: { item: await createItem(db, actorOf(request), request.body) } }));
 
   app.get('/items/search', {
-    config: view,
+    config: { ...view, readCache: { clockParams: [] } },
     schema: {
       tags, summary: 'Search items by number or alias (exact, prefix, substring, fuzzy)',
       querystring: SearchQuery, response: responses({ 200: Closed({ data: Type.Array(SearchResult, { maxItems: 20 }) }) }),

@@ -34,7 +34,7 @@ const OPEN_STATUSES: OrderStatus[] = ['entered', 'released', 'partial'];
 
 export async function orderRoutes(app: App, { db }: ModuleDeps) {
   app.get('/orders', {
-    config: view,
+    config: { ...view, readCache: { clockParams: ['aged_hours'] } },
     schema: {
       tags, summary: 'List orders (newest first)',
       description: 'status and priority are repeatable or comma lists; status open means entered, released and partial. ' +

@@ -1,0 +1,160 @@
+// The read cache (src/http/read-cache.ts): repeated lists and searches come from memory only while no write has
+// committed, whoever wrote; answers stay within the caller's partner; clock-relative filters and errors are not kept.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { buildApp } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import { connectPostgres } from '../src/db/connect.ts';
+import { memoryCounterStore } from '../src/http/rate-limit.ts';
+import { call, createItem, createManufacturer, expectError, onPostgres, serverUrl, startApp, userWithKey, type TestApp } from './helpers.ts';
+
+let t: TestApp;
+let north: string;
+let south: string;
+let hinge: string;
+
+before(async () => {
+  t = await startApp();
+  north = await createManufacturer(t, 'RCN');
+  south = await createManufacturer(t, 'RCS');
+  hinge = await createItem(t, north, 'RC-100', { description: 'Brass hinge' });
+  await createItem(t, north, 'RC-200', { description: 'Steel hinge' });
+  await createItem(t, south, 'RC-300', { description: 'Southern hinge' });
+});
+after(() => t.close());
+
+const get = (url: string, key = t.adminKey) => call(t.app, 'GET', url, { key });
+const stats = () => t.app.readCache.stats();
+
+/** Runs `work` and returns how the cache's hit and miss counts moved. */
+async function counted(work: () => Promise<unknown>) {
+  const before = stats();
+  await work();
+  const now = stats();
+  return { hits: now.hits - before.hits, misses: now.misses - before.misses };
+}
+
+describe('the read cache', () => {
+  test('a repeated list is answered from memory, the same bytes, until a write commits', async () => {
+    const url = '/api/v1/items?q=hinge&manufacturer=' + north;
+    const first = await get(url);
+    assert.deepEqual(await counted(async () => assert.deepEqual((await get(url)).body, first.body)), { hits: 1, misses: 0 });
+    // A write the app is never told about: only the database knows.
+    await t.db.updateTable('items').set({ description: 'Brass hinge, polished' }).where('id', '=', hinge).execute();
+    let after!: Awaited<ReturnType<typeof get>>;
+    assert.deepEqual(await counted(async () => { after = await get(url); }), { hits: 0, misses: 1 });
+    assert.equal(after.body.data.find((row: { id: string }) => row.id === hinge).description, 'Brass hinge, polished');
+  });
+
+  test('a search is cached and sees a new alias at once', async () => {
+    const url = '/api/v1/items/search?q=XYZ-9';
+    assert.deepEqual((await get(url)).body.data, []);
+    assert.deepEqual(await counted(() => get(url)), { hits: 1, misses: 0 });
+    assert.equal((await call(t.app, 'POST', `/api/v1/items/${hinge}/aliases`, { key: t.adminKey, body: { alias: 'XYZ-9' } })).status, 201);
+    const hits = (await get(url)).body.data;
+    assert.equal(hits.length, 1);
+    assert.equal(hits[0].AliasValue, 'XYZ-9');
+  });
+
+  test('each partner scope has its own answer for the same URL', async () => {
+    const url = '/api/v1/items?q=RC-';
+    assert.equal((await get(url)).body.meta.total_count, 3, 'warehouse staff see every partner');
+    const consignor = await userWithKey(t, 'consignor', { manufacturerId: south });
+    const scoped = await get(url, consignor.key);
+    assert.deepEqual(scoped.body.data.map((row: { item_number_display: string }) => row.item_number_display), ['RC-300']);
+    assert.equal((await get(url)).body.meta.total_count, 3);
+  });
+
+  test('filters relative to the current time are never cached', async () => {
+    for (const url of ['/api/v1/items?movement=30d', '/api/v1/items?velocity=dead', '/api/v1/orders?aged_hours=1']) {
+      assert.equal((await get(url)).status, 200);
+      assert.deepEqual(await counted(() => get(url)), { hits: 0, misses: 0 }, url);
+    }
+  });
+
+  test('errors are not kept', async () => {
+    const entries = stats().entries;
+    expectError(await get('/api/v1/orders?status=lost'), 400, 'bad_request');
+    assert.deepEqual(await counted(() => get('/api/v1/orders?status=lost')), { hits: 0, misses: 1 });
+    assert.equal(stats().entries, entries);
+  });
+
+  test('answers made under an older snapshot are dropped; the memory budget evicts the oldest', async () => {
+    const small = await startApp({ config: { readCacheBytes: 3_000 } });
+    try {
+      const partner = await createManufacturer(small, 'RCB');
+      for (let n = 1; n <= 3; n++) await createItem(small, partner, `RCB-${n}`, { description: 'x'.repeat(200) });
+      const pages = ['/api/v1/items?q=RCB-1', '/api/v1/items?q=RCB-2', '/api/v1/items?q=RCB-3'];
+      for (const url of pages) await call(small.app, 'GET', url, { key: small.adminKey });
+      const { entries, bytes } = small.app.readCache.stats();
+      assert.ok(entries === 2 && bytes <= 3_000, `two answers fit: ${entries} entries, ${bytes} bytes`);
+      const hitsBefore = small.app.readCache.stats().hits;
+      await call(small.app, 'GET', pages[2]!, { key: small.adminKey });
+      await call(small.app, 'GET', pages[0]!, { key: small.adminKey });
+      assert.equal(small.app.readCache.stats().hits - hitsBefore, 1, 'the newest is kept, the oldest was evicted');
+      await createItem(small, partner, 'RCB-4');
+      await call(small.app, 'GET', pages[2]!, { key: small.adminKey });
+      assert.equal(small.app.readCache.stats().entries, 1, 'the write left only the answer made after it');
+    } finally {
+      await small.close();
+    }
+  });
+
+  test('WMS_READ_CACHE_MB=0 turns it off; the setting is checked', async () => {
+    assert.equal(loadConfig({ WMS_READ_CACHE_MB: '0' }).readCacheBytes, 0);
+    assert.equal(loadConfig({}).readCacheBytes, 64 * 1_048_576);
+    assert.throws(() => loadConfig({ WMS_READ_CACHE_MB: '-1' }), /WMS_READ_CACHE_MB/);
+    const off = await startApp({ env: { WMS_READ_CACHE_MB: '0' } });
+    try {
+      for (let n = 0; n < 2; n++) assert.equal((await call(off.app, 'GET', '/api/v1/items', { key: off.adminKey })).status, 200);
+      assert.deepEqual(off.app.readCache.stats(), { hits: 0, misses: 0, entries: 0, bytes: 0 });
+    } finally {
+      await off.close();
+    }
+  });
+});
+
+describe('the read cache against other connections (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL' }, () => {
+  test('a write in progress when an answer was made is seen once it commits', async () => {
+    const url = '/api/v1/items?q=RC-200';
+    const other = new pg.Client({ connectionString: await databaseUrl() });
+    await other.connect();
+    try {
+      await other.query('begin');
+      await other.query(`update items set description = 'Steel hinge, boxed' where item_number_display = 'RC-200'`);
+      assert.equal((await get(url)).body.data[0].description, 'Steel hinge');
+      assert.deepEqual(await counted(() => get(url)), { hits: 1, misses: 0 }, 'nothing committed yet');
+      await other.query('commit');
+      assert.equal((await get(url)).body.data[0].description, 'Steel hinge, boxed');
+    } finally {
+      await other.end();
+    }
+  });
+
+  test('a change made through another instance is seen by the next request, with no notification', async () => {
+    const url = '/api/v1/items?q=RC-100';
+    const connection = connectPostgres(await databaseUrl(), 2);
+    // No listener: the second instance hears nothing from the first, as over a lost LISTEN connection.
+    const second = await buildApp({ config: t.config, db: connection.db, counters: memoryCounterStore(), logger: false });
+    try {
+      assert.equal((await get(url)).body.data[0].reorder_level, 0);
+      await get(url);
+      const patched = await call(second, 'PATCH', `/api/v1/items/${hinge}`, { key: t.adminKey, body: { reorder_level: 7 } });
+      assert.equal(patched.status, 200);
+      assert.equal((await get(url)).body.data[0].reorder_level, 7);
+    } finally {
+      await second.close();
+      await connection.close();
+    }
+  });
+});
+
+/** The URL of the test's own database: the server's URL with the current database's name. */
+async function databaseUrl(): Promise<string> {
+  const { rows } = await sql<{ name: string }>`select current_database() as name`.execute(t.db);
+  const url = new URL(serverUrl!);
+  url.pathname = `/${rows[0]!.name}`;
+  return url.toString();
+}
