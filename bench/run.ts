@@ -5,6 +5,8 @@ import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { createAdminKey } from '../src/bootstrap.ts';
+import { connectPostgres } from '../src/db/connect.ts';
 import { generate, ITEMS, MOVEMENTS, ORDERS, sampleItems, type Generated, type SampleItem } from './generate.ts';
 import { ORDER_LINES, orderBodies } from './orders.ts';
 import { measureReceiving, printReceiving, type ReceivingRow } from './receiving.ts';
@@ -28,7 +30,9 @@ const WARMUP = int('BENCH_WARMUP', 2);
 const CONNECTIONS = int('BENCH_CONNECTIONS', 10);
 const POOL_SIZE = int('BENCH_POOL_SIZE', 10);
 const SAMPLES = 1000;
-const KEEP = process.env.BENCH_KEEP === '1';
+// Reuse skips the minute of generation when wms_bench is left from an earlier run (BENCH_KEEP=1), and keeps it again.
+const REUSE = process.env.BENCH_REUSE === '1';
+const KEEP = process.env.BENCH_KEEP === '1' || REUSE;
 const ONLY = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
 
 interface Endpoint {
@@ -72,6 +76,32 @@ async function onServer(statements: string[]): Promise<void> {
     for (const statement of statements) await client.query(statement);
   } finally {
     await client.end();
+  }
+}
+
+async function benchDatabaseExists(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: SERVER_URL });
+  await client.connect();
+  try {
+    return (await client.query('select 1 from pg_database where datname = $1', [DB_NAME])).rowCount === 1;
+  } finally {
+    await client.end();
+  }
+}
+
+async function regenerate(): Promise<Generated> {
+  await onServer([`drop database if exists ${DB_NAME} with (force)`, `create database ${DB_NAME}`]);
+  return generate(benchUrl);
+}
+
+// The data of an earlier run (with the orders its writes added) and a new key for its admin.
+async function reuse(): Promise<Generated> {
+  console.log('  reusing the data of an earlier run (BENCH_REUSE=1)');
+  const database = connectPostgres(benchUrl, 1);
+  try {
+    return { adminKey: await createAdminKey(database.db), timings: [], totalSeconds: 0 };
+  } finally {
+    await database.close();
   }
 }
 
@@ -198,8 +228,7 @@ function printTable(rows: Row[]): void {
 async function main(): Promise<void> {
   mkdirSync(RESULTS, { recursive: true });
   console.log(`bench database ${DB_NAME} on ${new URL(SERVER_URL).host}: generating ${ITEMS} items, ${MOVEMENTS} movements, ${ORDERS} orders`);
-  await onServer([`drop database if exists ${DB_NAME} with (force)`, `create database ${DB_NAME}`]);
-  const generated: Generated = await generate(benchUrl);
+  const generated: Generated = REUSE && await benchDatabaseExists() ? await reuse() : await regenerate();
   const items = await sampleItems(benchUrl, SAMPLES);
   const bodies = await orderBodies(benchUrl, SAMPLES);
 
