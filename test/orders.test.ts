@@ -522,7 +522,10 @@ describe('lines', () => {
     assert.deepEqual(added.body.data.lines.map((l: { line_number: number }) => l.line_number), [1, 2]);
     assert.equal(added.body.data.order.line_count, 2);
     assert.equal((await stockOf(b)).qty_committed, 3);
-    expectError(await post(`/api/v1/orders/${id}/lines`, { item_id: b, qty_ordered: 11 }), 422, 'invalid_request');
+    const again = await post(`/api/v1/orders/${id}/lines`, { item_id: b, qty_ordered: 1 });
+    expectError(again, 422, 'invalid_request');
+    assert.match(again.body.error.message, /already on line 2/);
+    assert.equal((await stockOf(b)).qty_committed, 3, 'the refused line committed nothing');
     const lineB = added.body.data.lines[1].id;
     const other = await entered([{ item_id: a, qty_ordered: 1 }]);
     expectError(await call(t.app, 'DELETE', `/api/v1/orders/${other}/lines/${lineB}`, { key: t.adminKey }), 404, 'not_found');

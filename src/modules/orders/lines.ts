@@ -61,7 +61,7 @@ interface NumberedLine {
  */
 export async function prepareLines(
   tx: Transaction<DB>,
-  order: { id: string; manufacturer_id: string },
+  order: { id: string; manufacturer_id: string; line_count: number },
   requests: NumberedLine[],
 ): Promise<InsertObject<DB, 'order_lines'>[]> {
   function fail(request: NumberedLine, error: unknown): never {
@@ -84,8 +84,9 @@ export async function prepareLines(
     .select(['id', 'manufacturer_id', 'item_number_display', 'description', 'unit_weight', 'selling_uom', 'warehouse_location', 'price_1', 'status'])
     .where('id', 'in', itemIds)
     .execute()).map((item) => [item.id, item]));
-  const onOrder = new Map((await tx.selectFrom('order_lines').select(['item_id', 'line_number']).where('order_id', '=', order.id).where('item_id', 'in', itemIds).execute())
-    .map((row) => [row.item_id, `line ${row.line_number}`]));
+  // line_count is kept with every line change (refreshTotals): an order entered in this transaction has none to ask for.
+  const onOrder = new Map(order.line_count === 0 ? [] : (await tx.selectFrom('order_lines').select(['item_id', 'line_number'])
+    .where('order_id', '=', order.id).where('item_id', 'in', itemIds).execute()).map((row) => [row.item_id, `line ${row.line_number}`]));
   const blocked = new Set((await tx.selectFrom('pick_exceptions').select('item_id').where('item_id', 'in', itemIds).where('status', '=', 'open').execute())
     .map((row) => row.item_id));
 
