@@ -233,15 +233,13 @@ async function main(): Promise<void> {
   const bodies = await orderBodies(benchUrl, SAMPLES);
 
   const pool = String(POOL_SIZE);
-  const service = startChild('service', 'src/main.ts', {
-    DATABASE_URL: benchUrl, PORT: String(SERVICE_PORT), HOST: '127.0.0.1', LOG_LEVEL: 'warn', WMS_DB_POOL_SIZE: pool,
+  const serviceEnv = (port: number) => ({
+    DATABASE_URL: benchUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', WMS_DB_POOL_SIZE: pool,
     // Far above what 10 s of load can send: the bench measures the service, not its limiter.
     WMS_RATE_LIMIT_PER_KEY: '100000000', REDIS_URL: '', WMS_BOOTSTRAP_ADMIN_KEY: '',
   });
-  const withoutCache = startChild('service-uncached', 'src/main.ts', {
-    DATABASE_URL: benchUrl, PORT: String(UNCACHED_PORT), HOST: '127.0.0.1', LOG_LEVEL: 'warn', WMS_DB_POOL_SIZE: pool,
-    WMS_RATE_LIMIT_PER_KEY: '100000000', REDIS_URL: '', WMS_BOOTSTRAP_ADMIN_KEY: '', WMS_READ_CACHE_MB: '0',
-  });
+  const service = startChild('service', 'src/main.ts', serviceEnv(SERVICE_PORT));
+  const withoutCache = startChild('service-uncached', 'src/main.ts', { ...serviceEnv(UNCACHED_PORT), WMS_READ_CACHE_MB: '0' });
   const floor = startChild('floor', 'bench/floor.ts', { FLOOR_DATABASE_URL: benchUrl, PORT: String(FLOOR_PORT), WMS_DB_POOL_SIZE: pool });
   await Promise.all([
     waitReady('service', service, `http://127.0.0.1:${SERVICE_PORT}/healthz`),
