@@ -7,6 +7,7 @@ import pg from 'pg';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { connectPostgres } from '../src/db/connect.ts';
+import { isNewerSnapshot } from '../src/http/read-cache.ts';
 import { memoryCounterStore } from '../src/http/rate-limit.ts';
 import { call, createItem, createManufacturer, expectError, onPostgres, serverUrl, startApp, userWithKey, type TestApp } from './helpers.ts';
 
@@ -67,6 +68,56 @@ describe('the read cache', () => {
     assert.equal((await get(url)).body.meta.total_count, 3);
   });
 
+  test('search and the order list keep each partner scope apart too', async () => {
+    const consignor = await userWithKey(t, 'consignor', { manufacturerId: south });
+    const search = '/api/v1/items/search?q=RC';
+    const all = (await get(search)).body.data.map((hit: { Item: { item_number_display: string } }) => hit.Item.item_number_display);
+    assert.ok(all.includes('RC-100') && all.includes('RC-300'), all.join());
+    const scoped = (await get(search, consignor.key)).body.data.map((hit: { Item: { item_number_display: string } }) => hit.Item.item_number_display);
+    assert.deepEqual(scoped, ['RC-300']);
+
+    const customer = await call(t.app, 'POST', '/api/v1/customers', {
+      key: t.adminKey, body: { account_number: 'RC-C1', name: 'Read Cache Hardware', address_line_1: '1 Main St', city: 'Springfield', state: 'IL', zip_code: '62701' },
+    });
+    assert.equal(customer.status, 201);
+    const entered = await call(t.app, 'POST', '/api/v1/orders', {
+      key: t.adminKey,
+      body: { manufacturer_id: north, customer_id: customer.body.data.id, lines: [{ item_id: hinge, qty_ordered: 1, fulfillment_source: 'direct' }] },
+    });
+    assert.equal(entered.status, 201, JSON.stringify(entered.body));
+    const open = '/api/v1/orders?status=open';
+    assert.equal((await get(open)).body.meta.total_count, 1);
+    assert.deepEqual(await counted(() => get(open)), { hits: 1, misses: 0 });
+    assert.equal((await get(open, consignor.key)).body.meta.total_count, 0, 'another partner\'s order is not in its answer');
+    assert.equal((await call(t.app, 'POST', `/api/v1/orders/${entered.body.data.order.id}/cancel`, { key: t.adminKey })).status, 200);
+    assert.equal((await get(open)).body.meta.total_count, 0, 'the cancelled order left the open list at once');
+  });
+
+  test('a hit still authenticates, checks the permission and answers with the request\'s own headers', async () => {
+    const url = '/api/v1/items?q=hinge';
+    await get(url);
+    const hit = await counted(async () => {
+      const answer = await get(url);
+      assert.ok(answer.headers['x-request-id'] && answer.headers['ratelimit-remaining'] !== undefined, JSON.stringify(answer.headers));
+    });
+    assert.deepEqual(hit, { hits: 1, misses: 0 });
+    const noView = await userWithKey(t, 'office', { scopes: ['orders.view'] });
+    expectError(await get(url, noView.key), 403, 'forbidden');
+    const revoked = await userWithKey(t, 'office');
+    assert.equal((await get(url, revoked.key)).status, 200);
+    assert.equal((await call(t.app, 'DELETE', `/api/v1/api-keys/${revoked.keyId}`, { key: t.adminKey })).status, 204);
+    expectError(await get(url, revoked.key), 401, 'unauthorized');
+  });
+
+  test('snapshots are ordered by what they see', () => {
+    assert.equal(isNewerSnapshot('100:105:100,103', ''), true);
+    assert.equal(isNewerSnapshot('100:106:', '100:105:100,103'), true, 'a greater xmax');
+    assert.equal(isNewerSnapshot('100:105:100', '100:105:100,103'), true, 'the same xmax, fewer in progress');
+    assert.equal(isNewerSnapshot('100:105:100,103', '100:105:100'), false);
+    assert.equal(isNewerSnapshot('100:105:100', '100:105:100'), false, 'equal');
+    assert.equal(isNewerSnapshot('99:104:', '100:105:'), false);
+  });
+
   test('filters relative to the current time are never cached', async () => {
     for (const url of ['/api/v1/items?movement=30d', '/api/v1/items?velocity=dead', '/api/v1/orders?aged_hours=1']) {
       assert.equal((await get(url)).status, 200);
@@ -75,8 +126,9 @@ describe('the read cache', () => {
   });
 
   test('errors are not kept', async () => {
-    const entries = stats().entries;
     expectError(await get('/api/v1/orders?status=lost'), 400, 'bad_request');
+    // Counted after the first request: it may have read a newer snapshot and dropped older answers.
+    const entries = stats().entries;
     assert.deepEqual(await counted(() => get('/api/v1/orders?status=lost')), { hits: 0, misses: 1 });
     assert.equal(stats().entries, entries);
   });
@@ -90,10 +142,15 @@ describe('the read cache', () => {
       for (const url of pages) await call(small.app, 'GET', url, { key: small.adminKey });
       const { entries, bytes } = small.app.readCache.stats();
       assert.ok(entries === 2 && bytes <= 3_000, `two answers fit: ${entries} entries, ${bytes} bytes`);
-      const hitsBefore = small.app.readCache.stats().hits;
-      await call(small.app, 'GET', pages[2]!, { key: small.adminKey });
-      await call(small.app, 'GET', pages[0]!, { key: small.adminKey });
-      assert.equal(small.app.readCache.stats().hits - hitsBefore, 1, 'the newest is kept, the oldest was evicted');
+      const moved = async (url: string) => {
+        const before = small.app.readCache.stats();
+        await call(small.app, 'GET', url, { key: small.adminKey });
+        const now = small.app.readCache.stats();
+        return now.hits > before.hits ? 'hit' : 'miss';
+      };
+      assert.equal(await moved(pages[2]!), 'hit', 'the newest answer is kept');
+      assert.equal(await moved(pages[1]!), 'hit');
+      assert.equal(await moved(pages[0]!), 'miss', 'the oldest was evicted');
       await createItem(small, partner, 'RCB-4');
       await call(small.app, 'GET', pages[2]!, { key: small.adminKey });
       assert.equal(small.app.readCache.stats().entries, 1, 'the write left only the answer made after it');

@@ -30,11 +30,6 @@ declare module 'fastify' {
   }
 }
 
-interface Entry {
-  snapshot: string;
-  body: string;
-}
-
 export interface ReadCacheStats {
   hits: number;
   misses: number;
@@ -54,51 +49,70 @@ async function currentSnapshot(db: Kysely<DB>): Promise<string> {
 }
 
 /**
- * Adds the cache to every route whose config has `readCache`; `maxBytes` 0 leaves it out. Answers are kept until the
- * snapshot moves on or, oldest first, until they no longer fit in `maxBytes` (counted as string length).
+ * Whether snapshot `a` sees more than `b` (text form xmin:xmax:xip,...). Transaction ids below xmax only ever finish,
+ * so of two snapshots the newer has the greater xmax or, with the same xmax, fewer transactions still in progress.
+ */
+export function isNewerSnapshot(a: string, b: string): boolean {
+  if (b === '') return true;
+  const [, aMax, aRunning = ''] = a.split(':');
+  const [, bMax, bRunning = ''] = b.split(':');
+  const byMax = BigInt(aMax!) - BigInt(bMax!);
+  if (byMax !== 0n) return byMax > 0n;
+  const count = (running: string) => (running === '' ? 0 : running.split(',').length);
+  return count(aRunning) < count(bRunning);
+}
+
+// What an entry is charged against the budget besides its key and answer (counted in characters: one byte each in V8
+// for ASCII, which JSON answers mostly are): the map slot and the strings' headers, roughly.
+const ENTRY_OVERHEAD = 100;
+
+/**
+ * Adds the cache to every route whose config has `readCache`; `maxBytes` 0 leaves it out. Every entry was made under
+ * `latest`, the newest snapshot seen: when a newer one is read, all of them are dropped, since they can never be
+ * served again. Within the budget, the oldest entries go first.
  */
 export function registerReadCache(app: App, db: Kysely<DB>, maxBytes: number): ReadCache {
-  const entries = new Map<string, Entry>();
-  // The newest snapshot seen: answers made under any other can never be served again, so they are dropped at once.
+  const entries = new Map<string, string>();
   let latest = '';
   let bytes = 0;
   const counts = { hits: 0, misses: 0 };
-
-  const forget = (key: string, entry: Entry) => {
-    entries.delete(key);
-    bytes -= entry.body.length;
-  };
+  const sizeOf = (key: string, body: string) => key.length + body.length + ENTRY_OVERHEAD;
 
   async function lookup(request: FastifyRequest, reply: FastifyReply) {
     const query = request.query as Record<string, unknown>;
     if (request.routeOptions.config.readCache!.clockParams.some((name) => query[name] !== undefined)) return;
     const snapshot = await currentSnapshot(db);
-    if (snapshot !== latest) {
+    if (isNewerSnapshot(snapshot, latest)) {
       entries.clear();
       bytes = 0;
       latest = snapshot;
     }
     // The partner scope is the only thing about the caller that changes an answer (a permission refuses, it never trims).
     const key = `${request.actor?.manufacturerId ?? '*'} ${request.url}`;
-    const entry = entries.get(key);
-    if (entry && entry.snapshot === snapshot) {
+    const body = snapshot === latest ? entries.get(key) : undefined;
+    if (body !== undefined) {
       counts.hits++;
-      return reply.type(JSON_TYPE).send(entry.body);
+      return reply.type(JSON_TYPE).send(body);
     }
     counts.misses++;
-    request.readCacheSlot = { key, snapshot };
+    // A snapshot older than the newest seen (its reply overtaken by another connection's) answers from the database
+    // and keeps nothing.
+    if (snapshot === latest) request.readCacheSlot = { key, snapshot };
   }
 
   const store = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
     const slot = request.readCacheSlot;
-    if (slot && reply.statusCode === 200 && typeof payload === 'string' && payload.length <= maxBytes && slot.snapshot === latest) {
+    if (slot && slot.snapshot === latest && reply.statusCode === 200 && typeof payload === 'string') {
+      const size = sizeOf(slot.key, payload);
       const previous = entries.get(slot.key);
-      if (previous) forget(slot.key, previous);
-      entries.set(slot.key, { snapshot: slot.snapshot, body: payload });
-      bytes += payload.length;
-      for (const [key, entry] of entries) {
-        if (bytes <= maxBytes) break;
-        forget(key, entry);
+      if (size <= maxBytes && previous === undefined) {
+        entries.set(slot.key, payload);
+        bytes += size;
+        for (const [key, body] of entries) {
+          if (bytes <= maxBytes) break;
+          entries.delete(key);
+          bytes -= sizeOf(key, body);
+        }
       }
     }
     done(null, payload);
