@@ -77,10 +77,11 @@ export async function createEmptyServerDatabase(): Promise<{ url: string; drop()
 
 /**
  * A migrated database of its own: cloned from the template on the server, or a new in-memory PGlite. `timeZone` sets
- * the TimeZone every session of it starts with (PGlite has one session).
+ * the TimeZone every session of it starts with (PGlite has one session). `embedded` takes PGlite even when a server is
+ * set: no other test file's transactions reach it (a server's transaction ids are shared by all its databases).
  */
-export async function freshDatabase(options: { timeZone?: string } = {}): Promise<Database> {
-  if (!serverUrl) {
+export async function freshDatabase(options: { timeZone?: string; embedded?: boolean } = {}): Promise<Database> {
+  if (!serverUrl || options.embedded) {
     const database = await connectPGlite(null);
     await migrate(database.db);
     if (options.timeZone) await sql`set time zone ${sql.lit(options.timeZone)}`.execute(database.db);

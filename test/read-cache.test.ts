@@ -1,5 +1,7 @@
 // The read cache (src/http/read-cache.ts): repeated lists and searches come from memory only while no write has
 // committed, whoever wrote; answers stay within the caller's partner; clock-relative filters and errors are not kept.
+// The counting tests run on the embedded database, where only this file writes: on a server, every other test file's
+// transactions move the snapshot too (transaction ids are server-wide), so there a hit is only ever "eventually".
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
@@ -9,7 +11,9 @@ import { loadConfig } from '../src/config.ts';
 import { connectPostgres } from '../src/db/connect.ts';
 import { isNewerSnapshot } from '../src/http/read-cache.ts';
 import { memoryCounterStore } from '../src/http/rate-limit.ts';
-import { call, createItem, createManufacturer, expectError, onPostgres, serverUrl, startApp, userWithKey, type TestApp } from './helpers.ts';
+import {
+  call, createItem, createManufacturer, expectError, freshDatabase, onPostgres, serverUrl, startApp, userWithKey, type TestApp,
+} from './helpers.ts';
 
 let t: TestApp;
 let north: string;
@@ -17,7 +21,7 @@ let south: string;
 let hinge: string;
 
 before(async () => {
-  t = await startApp();
+  t = await startApp({ database: await freshDatabase({ embedded: true }) });
   north = await createManufacturer(t, 'RCN');
   south = await createManufacturer(t, 'RCS');
   hinge = await createItem(t, north, 'RC-100', { description: 'Brass hinge' });
@@ -134,7 +138,7 @@ describe('the read cache', () => {
   });
 
   test('answers made under an older snapshot are dropped; the memory budget evicts the oldest', async () => {
-    const small = await startApp({ config: { readCacheBytes: 3_000 } });
+    const small = await startApp({ config: { readCacheBytes: 3_000 }, database: await freshDatabase({ embedded: true }) });
     try {
       const partner = await createManufacturer(small, 'RCB');
       for (let n = 1; n <= 3; n++) await createItem(small, partner, `RCB-${n}`, { description: 'x'.repeat(200) });
@@ -163,7 +167,7 @@ describe('the read cache', () => {
     assert.equal(loadConfig({ WMS_READ_CACHE_MB: '0' }).readCacheBytes, 0);
     assert.equal(loadConfig({}).readCacheBytes, 64 * 1_048_576);
     assert.throws(() => loadConfig({ WMS_READ_CACHE_MB: '-1' }), /WMS_READ_CACHE_MB/);
-    const off = await startApp({ env: { WMS_READ_CACHE_MB: '0' } });
+    const off = await startApp({ env: { WMS_READ_CACHE_MB: '0' }, database: await freshDatabase({ embedded: true }) });
     try {
       for (let n = 0; n < 2; n++) assert.equal((await call(off.app, 'GET', '/api/v1/items', { key: off.adminKey })).status, 200);
       assert.deepEqual(off.app.readCache.stats(), { hits: 0, misses: 0, entries: 0, bytes: 0 });
@@ -174,33 +178,51 @@ describe('the read cache', () => {
 });
 
 describe('the read cache against other connections (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL' }, () => {
-  test('a write in progress when an answer was made is seen once it commits', async () => {
-    const url = '/api/v1/items?q=RC-200';
-    const other = new pg.Client({ connectionString: await databaseUrl() });
+  let server: TestApp;
+  let item: string;
+  before(async () => {
+    if (!onPostgres) return;
+    server = await startApp();
+    item = await createItem(server, await createManufacturer(server, 'RCP'), 'RCP-1', { description: 'Steel hinge' });
+  });
+  after(() => server?.close());
+
+  const url = '/api/v1/items?q=RCP-1';
+  const read = () => call(server.app, 'GET', url, { key: server.adminKey });
+
+  /** Reads until an answer comes from the cache: other test files' transactions on the server move the snapshot too. */
+  async function cachedRead() {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const hits = server.app.readCache.stats().hits;
+      const answer = await read();
+      if (server.app.readCache.stats().hits > hits) return answer;
+    }
+    throw new Error('no answer came from the cache in 100 reads');
+  }
+
+  test('an answer cached while a write was in progress is not served once it commits', async () => {
+    const other = new pg.Client({ connectionString: await databaseUrl(server) });
     await other.connect();
     try {
       await other.query('begin');
-      await other.query(`update items set description = 'Steel hinge, boxed' where item_number_display = 'RC-200'`);
-      assert.equal((await get(url)).body.data[0].description, 'Steel hinge');
-      assert.deepEqual(await counted(() => get(url)), { hits: 1, misses: 0 }, 'nothing committed yet');
+      await other.query(`update items set description = 'Steel hinge, boxed' where id = $1`, [item]);
+      assert.equal((await cachedRead()).body.data[0].description, 'Steel hinge', 'nothing committed yet');
       await other.query('commit');
-      assert.equal((await get(url)).body.data[0].description, 'Steel hinge, boxed');
+      assert.equal((await read()).body.data[0].description, 'Steel hinge, boxed');
     } finally {
       await other.end();
     }
   });
 
   test('a change made through another instance is seen by the next request, with no notification', async () => {
-    const url = '/api/v1/items?q=RC-100';
-    const connection = connectPostgres(await databaseUrl(), 2);
+    const connection = connectPostgres(await databaseUrl(server), 2);
     // No listener: the second instance hears nothing from the first, as over a lost LISTEN connection.
-    const second = await buildApp({ config: t.config, db: connection.db, counters: memoryCounterStore(), logger: false });
+    const second = await buildApp({ config: server.config, db: connection.db, counters: memoryCounterStore(), logger: false });
     try {
-      assert.equal((await get(url)).body.data[0].reorder_level, 0);
-      await get(url);
-      const patched = await call(second, 'PATCH', `/api/v1/items/${hinge}`, { key: t.adminKey, body: { reorder_level: 7 } });
+      assert.equal((await cachedRead()).body.data[0].reorder_level, 0);
+      const patched = await call(second, 'PATCH', `/api/v1/items/${item}`, { key: server.adminKey, body: { reorder_level: 7 } });
       assert.equal(patched.status, 200);
-      assert.equal((await get(url)).body.data[0].reorder_level, 7);
+      assert.equal((await read()).body.data[0].reorder_level, 7);
     } finally {
       await second.close();
       await connection.close();
@@ -208,9 +230,9 @@ describe('the read cache against other connections (PostgreSQL)', { skip: !onPos
   });
 });
 
-/** The URL of the test's own database: the server's URL with the current database's name. */
-async function databaseUrl(): Promise<string> {
-  const { rows } = await sql<{ name: string }>`select current_database() as name`.execute(t.db);
+/** The URL of the app's own database: the server's URL with the current database's name. */
+async function databaseUrl(app: TestApp): Promise<string> {
+  const { rows } = await sql<{ name: string }>`select current_database() as name`.execute(app.db);
   const url = new URL(serverUrl!);
   url.pathname = `/${rows[0]!.name}`;
   return url.toString();
