@@ -1,6 +1,6 @@
 // On a catalogue large enough for the planner to care (20,000 items, 60,000 movements), no query that the item list,
-// item search and ledgers run reads items, their stock state, aliases or movements sequentially. On PostgreSQL only: the benchmark and
-// production run on the server.
+// item search and ledgers run reads items, their stock state, aliases or movements sequentially. On PostgreSQL only:
+// the benchmark and production run on the server.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createQueryId, sql, type KyselyPlugin, type RootOperationNode } from 'kysely';
