@@ -1,6 +1,6 @@
 // On a catalogue large enough for the planner to care (20,000 items, 60,000 movements), no query that the item list,
-// item search and ledgers run reads items, aliases or movements sequentially. On PostgreSQL only: the benchmark and
-// production run on the server.
+// item search and ledgers run reads items, their stock state, aliases or movements sequentially. On PostgreSQL only:
+// the benchmark and production run on the server.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createQueryId, sql, type KyselyPlugin, type RootOperationNode } from 'kysely';
@@ -42,7 +42,7 @@ before(async () => {
 });
 after(() => t?.close());
 
-const BIG_TABLES = ['items', 'item_aliases', 'inventory_movements'];
+const BIG_TABLES = ['items', 'item_stock_state', 'item_aliases', 'inventory_movements'];
 
 function literal(value: unknown): string {
   if (value === null) return 'null';
@@ -62,10 +62,12 @@ function seqScans(plan: unknown): string[] {
   return found;
 }
 
-test('no list, search or ledger query reads items, aliases or movements sequentially', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
+test('no list, search or ledger query reads items, their stock state, aliases or movements sequentially', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
   const urls = [
     '/api/v1/items', '/api/v1/items?sort=mfg_code', '/api/v1/items?sort=description', '/api/v1/items?sort=on_hand_desc',
-    '/api/v1/items?sort=available_asc', '/api/v1/items?sort=last_movement_desc', '/api/v1/items?q=plan',
+    '/api/v1/items?sort=on_hand_asc', '/api/v1/items?sort=available_asc', '/api/v1/items?sort=last_movement_desc',
+    '/api/v1/items?q=plan', '/api/v1/items?filter=oversold&sort=description', '/api/v1/items?filter=below_reorder&category=C1',
+    `/api/v1/items?filter=below_reorder&manufacturer=${partner}`, '/api/v1/items?movement=30d&sort=on_hand_asc',
     '/api/v1/items?filter=negative&filter=oversold&filter=out_of_stock&filter=below_reorder&filter=missing_price',
     // Not velocity: its buckets aggregate a year of shipments for every candidate item, and the planner rightly reads
     // the catalogue whole for them (docs/decisions.md).
@@ -124,4 +126,19 @@ test('every stage of the search function has an index path in the generic plan i
     }
   });
   for (const plan of plans) assert.deepEqual(seqScans(plan), []);
+});
+
+test('the count of a stock filter reads only the stock state, from its index', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
+  captured.length = 0;
+  const answer = await call(t.app, 'GET', '/api/v1/items?filter=below_reorder&per_page=7', { key: t.adminKey });
+  assert.equal(answer.status, 200);
+  const counts = captured.map((node) => t.db.getExecutor().compileQuery(node, createQueryId())).filter((q) => /count\(\*\)/i.test(q.sql));
+  assert.equal(counts.length, 1);
+  const count = counts[0]!;
+  // Not a join with items: that would be one primary-key lookup per counted item.
+  assert.ok(!count.sql.includes('"items"'), count.sql);
+  const { rows } = await sql.raw<{ 'QUERY PLAN': string }>(
+    `explain ${count.sql.replace(/\$(\d+)/g, (_, n: string) => literal(count.parameters[Number(n) - 1]))}`,
+  ).execute(t.db);
+  assert.match(rows.map((r) => r['QUERY PLAN']).join('\n'), /Index Only Scan using item_stock_state_below_reorder_idx/);
 });

@@ -158,6 +158,19 @@ export interface ItemsTable {
   updated_at: Timestamp;
 }
 
+/** Kept equal to items by a trigger (migration 0009): read-only for the code. */
+export interface ItemStockStateTable {
+  item_id: ColumnType<string, never, never>;
+  manufacturer_id: ColumnType<string, never, never>;
+  status: ColumnType<'active' | 'inactive' | 'discontinued', never, never>;
+  item_number_normalized: ColumnType<string, never, never>;
+  qty_on_hand: ColumnType<number, never, never>;
+  qty_available: ColumnType<number, never, never>;
+  reorder_level: ColumnType<number, never, never>;
+  price_1: ColumnType<Numeric, never, never>;
+  date_last_movement: ColumnType<Date | string | null, never, never>;
+}
+
 export interface ItemAliasesTable {
   id: Generated<string>;
   item_id: string;
@@ -565,6 +578,7 @@ export interface DocumentsTable {
 
 export interface DB {
   items: ItemsTable;
+  item_stock_state: ItemStockStateTable;
   item_aliases: ItemAliasesTable;
   item_locations: ItemLocationsTable;
   inventory_movements: InventoryMovementsTable;

@@ -1,4 +1,4 @@
-// The item list (filters, sorts, q) and the item search, in SQL that the indexes of migration 0003 serve.
+// The item list (filters, sorts, q) and the item search, in SQL that the indexes of migrations 0003 and 0009 serve.
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import { containsPattern } from '../../db/like.ts';
 import type { DB } from '../../db/schema.ts';
@@ -29,81 +29,142 @@ export interface ItemFilter {
 export const FAST_MOVER_UNITS = 52;
 
 type ItemsEb = ExpressionBuilder<DB & { i: DB['items'] }, 'i'>;
+type StockEb = ExpressionBuilder<DB & { s: DB['item_stock_state'] }, 's'>;
 
-const STOCK_FILTERS: Record<(typeof ITEM_FILTERS)[number], (eb: ItemsEb) => Expression<SqlBool>> = {
-  negative: (eb) => eb('i.qty_on_hand', '<', 0),
-  oversold: (eb) => eb('i.qty_available', '<', 0),
-  out_of_stock: (eb) => eb('i.qty_on_hand', '=', 0),
-  below_reorder: (eb) => eb.and([eb('i.reorder_level', '>', 0), eb('i.qty_available', '<', eb.ref('i.reorder_level'))]),
-  missing_price: (eb) => eb('i.price_1', 'is', null),
+// Every stock filter reads item_stock_state (migration 0009), whose partial indexes answer them OR-ed together.
+const STOCK_FILTERS: Record<(typeof ITEM_FILTERS)[number], (eb: StockEb) => Expression<SqlBool>> = {
+  negative: (eb) => eb('s.qty_on_hand', '<', 0),
+  oversold: (eb) => eb('s.qty_available', '<', 0),
+  out_of_stock: (eb) => eb('s.qty_on_hand', '=', 0),
+  below_reorder: (eb) => eb.and([eb('s.reorder_level', '>', 0), eb('s.qty_available', '<', eb.ref('s.reorder_level'))]),
+  missing_price: (eb) => eb('s.price_1', 'is', null),
 };
 
 // Items with outbound units in the last year, and how many: read from the partial index of shipments.
 const SHIPPED_LAST_YEAR = sql`select m.item_id from inventory_movements m
   where m.movement_type = 'shipment' and m.performed_at >= now() - interval '365 days' group by m.item_id`;
 const VELOCITY: Record<(typeof VELOCITIES)[number], ReturnType<typeof sql<SqlBool>>> = {
-  fast: sql<SqlBool>`i.id in (${SHIPPED_LAST_YEAR} having sum(-m.quantity) >= ${FAST_MOVER_UNITS})`,
-  slow: sql<SqlBool>`i.id in (${SHIPPED_LAST_YEAR} having sum(-m.quantity) > 0 and sum(-m.quantity) < ${FAST_MOVER_UNITS})`,
-  dead: sql<SqlBool>`not exists (select 1 from inventory_movements m where m.item_id = i.id
+  fast: sql<SqlBool>`s.item_id in (${SHIPPED_LAST_YEAR} having sum(-m.quantity) >= ${FAST_MOVER_UNITS})`,
+  slow: sql<SqlBool>`s.item_id in (${SHIPPED_LAST_YEAR} having sum(-m.quantity) > 0 and sum(-m.quantity) < ${FAST_MOVER_UNITS})`,
+  dead: sql<SqlBool>`not exists (select 1 from inventory_movements m where m.item_id = s.item_id
     and m.movement_type = 'shipment' and m.performed_at >= now() - interval '365 days')`,
 };
 
-function filteredItems(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
-  let query = inPartnerScope(db.selectFrom('items as i'), actor, 'i.manufacturer_id');
-  if (!actor.manufacturerId && f.manufacturer) query = query.where('i.manufacturer_id', '=', f.manufacturer);
-  query = query.where('i.status', 'in', f.status?.length ? f.status : ['active']);
-  if (f.filter?.length) query = query.where((eb) => eb.or(f.filter!.map((name) => STOCK_FILTERS[name](eb))));
-  if (f.category?.length) query = query.where('i.category', 'in', f.category);
-  if (f.location?.length) query = query.where('i.warehouse_location', 'in', f.location);
-  if (f.uom?.length) query = query.where('i.selling_uom', 'in', f.uom);
-  if (f.movement) {
-    const days = Number.parseInt(f.movement, 10);
-    query = query.where((eb) => eb.or([
-      eb('i.date_last_movement', 'is', null),
-      eb('i.date_last_movement', '<', sql<Date>`now() - make_interval(days => ${days})`),
-    ]));
-  }
-  if (f.velocity) query = query.where(VELOCITY[f.velocity]);
+/** Sorts of the spec; an unknown value falls back to item_number. A bare column is read from the table the query starts at. */
+const SORTS: Record<string, [string, 'asc' | 'desc' | 'desc nulls last'][]> = {
+  item_number: [['item_number_normalized', 'asc']],
+  mfg_code: [['m.code', 'asc'], ['item_number_normalized', 'asc']],
+  description: [['i.description', 'asc']],
+  on_hand_asc: [['qty_on_hand', 'asc']],
+  on_hand_desc: [['qty_on_hand', 'desc']],
+  available_asc: [['qty_available', 'asc']],
+  last_movement_desc: [['date_last_movement', 'desc nulls last']],
+};
+const STOCK_SORTS = new Set(['on_hand_asc', 'on_hand_desc', 'available_asc', 'last_movement_desc']);
+export const DEFAULT_SORT = 'item_number';
+
+/** A stock filter, movement window, velocity or stock sort: the query starts at item_stock_state and its indexes. */
+function readsStockState(f: ItemFilter, sort: string): boolean {
+  return Boolean(f.filter?.length || f.movement || f.velocity || STOCK_SORTS.has(sort));
+}
+
+/** Filters on columns only items holds. */
+function hasItemsFilter(f: ItemFilter): boolean {
+  return Boolean(f.category?.length || f.location?.length || f.uom?.length || f.q?.trim());
+}
+
+function itemsConditions(eb: ItemsEb, f: ItemFilter): Expression<SqlBool> {
+  const conditions: Expression<SqlBool>[] = [];
+  if (f.category?.length) conditions.push(eb('i.category', 'in', f.category));
+  if (f.location?.length) conditions.push(eb('i.warehouse_location', 'in', f.location));
+  if (f.uom?.length) conditions.push(eb('i.selling_uom', 'in', f.uom));
   if (f.q?.trim()) {
     const text = f.q.trim();
     const number = normalizeItemNumber(text);
     // A union of three index lookups (trigram indexes on number, description and alias) rather than one OR,
     // which PostgreSQL could only answer by reading every item.
-    query = query.where('i.id', 'in', (eb) => {
+    conditions.push(eb('i.id', 'in', (() => {
       const byDescription = eb.selectFrom('items as d').select('d.id').where('d.description', 'ilike', containsPattern(text));
       if (!number) return byDescription;
       return byDescription
         .union(eb.selectFrom('items as n').select('n.id').where('n.item_number_normalized', 'like', containsPattern(number)))
         .union(eb.selectFrom('item_aliases as a').select('a.item_id as id').where('a.alias_normalized', 'like', containsPattern(number)));
-    });
+    })()));
   }
+  return eb.and(conditions);
+}
+
+const statuses = (f: ItemFilter) => (f.status?.length ? f.status : ['active' as const]);
+
+/** The list without stock conditions: items alone. */
+function filteredItems(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
+  let query = inPartnerScope(db.selectFrom('items as i'), actor, 'i.manufacturer_id');
+  if (!actor.manufacturerId && f.manufacturer) query = query.where('i.manufacturer_id', '=', f.manufacturer);
+  query = query.where('i.status', 'in', statuses(f));
+  if (hasItemsFilter(f)) query = query.where((eb) => itemsConditions(eb, f));
   return query;
 }
 
-/** Sorts of the spec; an unknown value falls back to item_number. */
-const SORTS: Record<string, [string, 'asc' | 'desc' | 'desc nulls last'][]> = {
-  item_number: [['i.item_number_normalized', 'asc']],
-  mfg_code: [['m.code', 'asc'], ['i.item_number_normalized', 'asc']],
-  description: [['i.description', 'asc']],
-  on_hand_asc: [['i.qty_on_hand', 'asc']],
-  on_hand_desc: [['i.qty_on_hand', 'desc']],
-  available_asc: [['i.qty_available', 'asc']],
-  last_movement_desc: [['i.date_last_movement', 'desc nulls last']],
-};
-export const DEFAULT_SORT = 'item_number';
+/** Partner, status and the stock conditions, on item_stock_state alone (it holds the partner and status too). */
+function filteredStockState(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
+  let query = inPartnerScope(db.selectFrom('item_stock_state as s'), actor, 's.manufacturer_id');
+  if (!actor.manufacturerId && f.manufacturer) query = query.where('s.manufacturer_id', '=', f.manufacturer);
+  query = query.where('s.status', 'in', statuses(f));
+  if (f.filter?.length) query = query.where((eb) => eb.or(f.filter!.map((name) => STOCK_FILTERS[name](eb))));
+  if (f.movement) {
+    const days = Number.parseInt(f.movement, 10);
+    query = query.where((eb) => eb.or([
+      eb('s.date_last_movement', 'is', null),
+      eb('s.date_last_movement', '<', sql<Date>`now() - make_interval(days => ${days})`),
+    ]));
+  }
+  if (f.velocity) query = query.where(VELOCITY[f.velocity]);
+  return query;
+}
+
+/**
+ * A list with stock conditions or a stock sort picks its page of item ids on item_stock_state first (its indexes give
+ * the order, or a bitmap OR of its partial indexes the rows), joining items only when a filter or the sort needs it,
+ * and reads the page's items by primary key after: joined before the limit, the planner would read every item.
+ */
+function stockStatePage(db: Kysely<DB>, actor: Actor, f: ItemFilter, sort: string, page: Page) {
+  const order = SORTS[sort]!.map(([column, direction]) => [column.includes('.') ? column : `s.${column}`, direction] as const);
+  const joinsItems = hasItemsFilter(f) || order.some(([column]) => column.startsWith('i.'));
+  let query = filteredStockState(db, actor, f)
+    .$if(joinsItems, (qb) => qb.innerJoin('items as i', 'i.id', 's.item_id').where((eb) => itemsConditions(eb, f)))
+    .$if(order.some(([column]) => column.startsWith('m.')), (qb) => qb.innerJoin('manufacturers as m', 'm.id', 's.manufacturer_id'))
+    .select('s.item_id');
+  for (const [column, direction] of order) query = query.orderBy(sql.raw(`${column} ${direction}`));
+  if (order[order.length - 1]![0] !== 's.item_number_normalized') query = query.orderBy('s.item_number_normalized');
+  return query.orderBy('s.item_id').limit(page.perPage).offset(page.offset);
+}
 
 export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page) {
-  const order = SORTS[f.sort ?? DEFAULT_SORT] ?? SORTS[DEFAULT_SORT]!;
-  let rows = filteredItems(db, actor, f)
+  const sort = f.sort && Object.hasOwn(SORTS, f.sort) ? f.sort : DEFAULT_SORT;
+  const onStockState = readsStockState(f, sort);
+  // The page's rows in the page's order: the stock state's columns are equal to items', so items' sort the same.
+  let rows = (onStockState
+    ? db.selectFrom(stockStatePage(db, actor, f, sort, page).as('p')).innerJoin('items as i', 'i.id', 'p.item_id')
+    : filteredItems(db, actor, f))
     .innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id')
     .select(LIST_COLUMNS.map((c) => `i.${c}` as const))
     .select(['m.code as manufacturer_code', 'm.name as manufacturer_name']);
+  const order = SORTS[sort]!.map(([column, direction]) => [column.includes('.') ? column : `i.${column}`, direction] as const);
   for (const [column, direction] of order) rows = rows.orderBy(sql.raw(`${column} ${direction}`));
   // Ties break by item number, then id, so pages never overlap.
   if (order[order.length - 1]![0] !== 'i.item_number_normalized') rows = rows.orderBy('i.item_number_normalized');
+  rows = rows.orderBy('i.id');
+  // The exact count reads item_stock_state alone (an index-only scan: of a partial index for a stock filter) unless
+  // a filter needs a column only items holds.
+  const countAll = sql<number>`count(*)`.as('count');
+  const count = !hasItemsFilter(f)
+    ? filteredStockState(db, actor, f).select(countAll)
+    : onStockState
+      ? filteredStockState(db, actor, f).innerJoin('items as i', 'i.id', 's.item_id').where((eb) => itemsConditions(eb, f)).select(countAll)
+      : filteredItems(db, actor, f).select(countAll);
   const [data, total] = await Promise.all([
-    rows.orderBy('i.id').limit(page.perPage).offset(page.offset).execute(),
-    filteredItems(db, actor, f).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
+    (onStockState ? rows : rows.limit(page.perPage).offset(page.offset)).execute(),
+    count.executeTakeFirstOrThrow(),
   ]);
   return { rows: data, total: total.count };
 }
