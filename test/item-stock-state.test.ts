@@ -106,9 +106,34 @@ test('direct SQL: every mirrored column, a no-op update, an item number change a
   await sql`update items set qty_committed = qty_committed where id = ${b}`.execute(t.db);
   await sql`update items set description = 'not mirrored' where id = ${b}`.execute(t.db);
   await assertMirrored('after partner, number and price changes');
+  // One column at a time: each must fire the trigger by itself (a fully quarantined receipt stamps only the date).
+  for (const change of [
+    sql`update items set date_last_movement = now() where id = ${a}`,
+    sql`update items set manufacturer_id = ${partner} where id = ${a}`,
+    sql`update items set item_number_normalized = 'MIRSQL8' where id = ${a}`,
+    sql`update items set qty_committed = qty_committed + 1 where id = ${a}`,
+  ]) {
+    await change.execute(t.db);
+    await assertMirrored(`after ${change.compile(t.db).sql}`);
+  }
   await sql`delete from items where id = ${b}`.execute(t.db);
   assert.equal((await t.db.selectFrom('item_stock_state').select('item_id').where('item_id', '=', b).execute()).length, 0);
   await assertMirrored('after a delete');
+});
+
+test('an update that changes no mirrored value writes nothing to the mirror', async () => {
+  const a = await createItem(t, partner, 'MIR-NOOP');
+  // Counts not yet flushed to the statistics, read before and after each update: the difference is that update's.
+  const mirrorWrites = async (tx: typeof t.db) => (await sql<{ n: number }>`select coalesce(sum(n_tup_upd), 0)::int as n
+    from pg_stat_xact_user_tables where relname = 'item_stock_state'`.execute(tx)).rows[0]!.n;
+  await t.db.transaction().execute(async (tx) => {
+    const before = await mirrorWrites(tx);
+    await sql`update items set qty_on_hand = qty_on_hand, description = 'touched' where id = ${a}`.execute(tx);
+    assert.equal(await mirrorWrites(tx) - before, 0, 'no mirrored value changed');
+    await sql`update items set qty_on_hand = qty_on_hand + 1 where id = ${a}`.execute(tx);
+    assert.equal(await mirrorWrites(tx) - before, 1);
+  });
+  await assertMirrored('after the updates');
 });
 
 test('a stock update of items is HOT: it writes no index of items', async () => {

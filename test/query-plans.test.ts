@@ -73,6 +73,10 @@ test('no list, search or ledger query reads items, their stock state, aliases or
     // the catalogue whole for them (docs/decisions.md).
     '/api/v1/items?filter=below_reorder', '/api/v1/items?movement=90d', '/api/v1/items?category=X&uom=EA&location=A',
     `/api/v1/items?manufacturer=${partner}`, '/api/v1/items?status=discontinued',
+    // A stock sort with a filter only items answers: the count reads items alone. (A stock condition matching most
+    // items, such as movement=30d, with category joins the two, and PostgreSQL rightly reads the narrow stock state
+    // whole for it: docs/decisions.md.)
+    '/api/v1/items?sort=on_hand_desc&category=C1', '/api/v1/items?sort=available_asc&category=C1',
     '/api/v1/items/search?q=PLAN-1', '/api/v1/items/search?q=PLA', '/api/v1/items/search?q=PALN-1',
     `/api/v1/inventory/movements?manufacturer=${partner}`, '/api/v1/inventory/movements', '/api/v1/inventory/adjustments',
   ];

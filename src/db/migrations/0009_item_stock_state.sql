@@ -16,6 +16,10 @@ create table item_stock_state (
   date_last_movement timestamptz
 );
 
+-- No write to items may slip between this copy and the trigger below: the lock holds them off until the migration
+-- commits (the foreign key above takes it too; here it is on purpose).
+lock table items in share row exclusive mode;
+
 insert into item_stock_state (item_id, manufacturer_id, status, item_number_normalized, qty_on_hand, qty_available,
   reorder_level, price_1, date_last_movement)
 select id, manufacturer_id, status, item_number_normalized, qty_on_hand, qty_available, reorder_level, price_1,

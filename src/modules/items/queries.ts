@@ -63,9 +63,14 @@ const SORTS: Record<string, [string, 'asc' | 'desc' | 'desc nulls last'][]> = {
 const STOCK_SORTS = new Set(['on_hand_asc', 'on_hand_desc', 'available_asc', 'last_movement_desc']);
 export const DEFAULT_SORT = 'item_number';
 
-/** A stock filter, movement window, velocity or stock sort: the query starts at item_stock_state and its indexes. */
+/** Conditions only item_stock_state can answer: stock filters, a movement window, velocity. */
+function hasStockCondition(f: ItemFilter): boolean {
+  return Boolean(f.filter?.length || f.movement || f.velocity);
+}
+
+/** A stock condition or a stock sort: the page starts at item_stock_state and its indexes. */
 function readsStockState(f: ItemFilter, sort: string): boolean {
-  return Boolean(f.filter?.length || f.movement || f.velocity || STOCK_SORTS.has(sort));
+  return hasStockCondition(f) || STOCK_SORTS.has(sort);
 }
 
 /** Filters on columns only items holds. */
@@ -154,14 +159,15 @@ export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, pag
   // Ties break by item number, then id, so pages never overlap.
   if (order[order.length - 1]![0] !== 'i.item_number_normalized') rows = rows.orderBy('i.item_number_normalized');
   rows = rows.orderBy('i.id');
-  // The exact count reads item_stock_state alone (an index-only scan: of a partial index for a stock filter) unless
-  // a filter needs a column only items holds.
+  // The exact count reads one table when it can: item_stock_state when no filter needs a column only items holds (for a
+  // stock filter, a scan of its partial index), items when no stock condition does (a stock sort does not change the
+  // count); both joined only when both kinds of filter are present.
   const countAll = sql<number>`count(*)`.as('count');
   const count = !hasItemsFilter(f)
     ? filteredStockState(db, actor, f).select(countAll)
-    : onStockState
-      ? filteredStockState(db, actor, f).innerJoin('items as i', 'i.id', 's.item_id').where((eb) => itemsConditions(eb, f)).select(countAll)
-      : filteredItems(db, actor, f).select(countAll);
+    : !hasStockCondition(f)
+      ? filteredItems(db, actor, f).select(countAll)
+      : filteredStockState(db, actor, f).innerJoin('items as i', 'i.id', 's.item_id').where((eb) => itemsConditions(eb, f)).select(countAll);
   const [data, total] = await Promise.all([
     (onStockState ? rows : rows.limit(page.perPage).offset(page.offset)).execute(),
     count.executeTakeFirstOrThrow(),
