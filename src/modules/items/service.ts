@@ -24,8 +24,8 @@ async function lockItemInScope(tx: Transaction<DB>, actor: Actor, id: string) {
   return item;
 }
 
-// The item read is the API's most frequent request, and building it with the query builder cost more node time than
-// PostgreSQL spends running it (measured: 11 µs to build, under 1 µs for this template).
+// The item read is the API's most frequent request: built with the query builder it spent 11 µs of node time per
+// request on building alone, about a tenth of the request; this template takes under 1 µs.
 export async function getItem(db: Kysely<DB>, actor: Actor, id: string) {
   const scope = actor.manufacturerId ? sql`and i.manufacturer_id = ${actor.manufacturerId}` : sql``;
   const { rows } = await sql<Selectable<ItemsTable> & { manufacturer_code: string; manufacturer_name: string }>`
