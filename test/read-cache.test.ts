@@ -1,9 +1,10 @@
 // The read cache (src/http/read-cache.ts): repeated lists and searches come from memory only while no write has
-// committed, whoever wrote; answers stay within the caller's partner; clock-relative filters and errors are not kept.
+// committed, whoever wrote; an item read only while its own rows are unchanged; answers stay within the caller's
+// partner; clock-relative filters and errors are not kept.
 // The counting tests run on the embedded database, where only this file writes: on a server, every other test file's
-// transactions move the snapshot too (transaction ids are server-wide), so there a hit is only ever "eventually".
+// transactions move the snapshot too (transaction ids are server-wide), so there a list hit is only ever "eventually".
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, mock, test } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { buildApp } from '../src/app.ts';
@@ -12,7 +13,7 @@ import { connectPostgres } from '../src/db/connect.ts';
 import { isNewerSnapshot } from '../src/http/read-cache.ts';
 import { memoryCounterStore } from '../src/http/rate-limit.ts';
 import {
-  call, createItem, createManufacturer, expectError, freshDatabase, onPostgres, serverUrl, startApp, userWithKey, type TestApp,
+  adjust, call, createItem, createLocation, createManufacturer, expectError, freshDatabase, onPostgres, serverUrl, startApp, userWithKey, type TestApp,
 } from './helpers.ts';
 
 let t: TestApp;
@@ -177,6 +178,68 @@ describe('the read cache', () => {
   });
 });
 
+describe('the item read in the read cache (row versions)', () => {
+  const read = (id: string, key = t.adminKey) => get(`/api/v1/items/${id}`, key);
+
+  test('a repeated read is answered from memory, and writes to other rows do not end it', async () => {
+    const url = `/api/v1/items/${hinge}`;
+    const first = await t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${t.adminKey}` } });
+    assert.equal(first.statusCode, 200);
+    let again!: Awaited<ReturnType<typeof t.app.inject>>;
+    assert.deepEqual(await counted(async () => {
+      again = await t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${t.adminKey}` } });
+    }), { hits: 1, misses: 0 });
+    assert.equal(again.body, first.body, 'the same bytes');
+    assert.equal(again.headers['content-type'], 'application/json; charset=utf-8');
+    // Another item changes: the snapshot moves on, this item's row does not.
+    await createItem(t, north, 'RC-400');
+    assert.deepEqual(await counted(() => read(hinge)), { hits: 1, misses: 0 });
+  });
+
+  test('a change to the item, made behind the app\'s back, is seen at once', async () => {
+    await read(hinge);
+    await t.db.updateTable('items').set({ reorder_level: 11 }).where('id', '=', hinge).execute();
+    let answer!: Awaited<ReturnType<typeof read>>;
+    assert.deepEqual(await counted(async () => { answer = await read(hinge); }), { hits: 0, misses: 1 });
+    assert.equal(answer.body.data.reorder_level, 11);
+    assert.deepEqual(await counted(() => read(hinge)), { hits: 1, misses: 0 }, 'and the new answer is kept');
+  });
+
+  test('a stock movement and a renamed supply partner are seen at once', async () => {
+    await read(hinge);
+    const bin = await createLocation(t, 'RC-BIN');
+    assert.equal((await adjust(t, hinge, 5, bin)).status, 201);
+    const moved = await read(hinge);
+    assert.equal(moved.body.data.qty_on_hand, 5);
+    await read(hinge);
+    assert.equal((await call(t.app, 'PATCH', `/api/v1/manufacturers/${north}`, { key: t.adminKey, body: { name: 'North Renamed' } })).status, 200);
+    assert.equal((await read(hinge)).body.data.manufacturer_name, 'North Renamed');
+  });
+
+  test('another partner\'s key gets 404 for an item warehouse staff have read; unknown items are not kept', async () => {
+    await read(hinge);
+    const consignor = await userWithKey(t, 'consignor', { manufacturerId: south });
+    expectError(await read(hinge, consignor.key), 404, 'not_found');
+    const owner = await userWithKey(t, 'consignor', { manufacturerId: north });
+    assert.equal((await read(hinge, owner.key)).body.data.id, hinge);
+    const missing = '00000000-0000-4000-8000-000000000000';
+    expectError(await read(missing), 404, 'not_found');
+    assert.deepEqual(await counted(async () => expectError(await read(missing), 404, 'not_found')), { hits: 0, misses: 0 });
+  });
+
+  test('an entry is trusted for ten minutes at most', async () => {
+    await read(hinge);
+    assert.deepEqual(await counted(() => read(hinge)), { hits: 1, misses: 0 });
+    const now = Date.now();
+    const later = mock.method(Date, 'now', () => now + 600_001);
+    try {
+      assert.deepEqual(await counted(() => read(hinge)), { hits: 0, misses: 1 });
+    } finally {
+      later.mock.restore();
+    }
+  });
+});
+
 describe('the read cache against other connections (PostgreSQL)', { skip: !onPostgres && 'needs PostgreSQL' }, () => {
   let server: TestApp;
   let item: string;
@@ -227,6 +290,36 @@ describe('the read cache against other connections (PostgreSQL)', { skip: !onPos
       await second.close();
       await connection.close();
     }
+  });
+  test('an item read: a change in progress elsewhere is not seen, a committed one is seen at once', async () => {
+    const readItem = () => call(server.app, 'GET', `/api/v1/items/${item}`, { key: server.adminKey });
+    const other = new pg.Client({ connectionString: await databaseUrl(server) });
+    await other.connect();
+    try {
+      const before = (await readItem()).body.data.lead_time_days;
+      await other.query('begin');
+      await other.query('update items set lead_time_days = lead_time_days + 1 where id = $1', [item]);
+      // Row versions do not care what other databases on the server do: the hit is certain.
+      const hits = server.app.readCache.stats().hits;
+      assert.equal((await readItem()).body.data.lead_time_days, before, 'nothing committed yet');
+      assert.equal(server.app.readCache.stats().hits, hits + 1);
+      await other.query('commit');
+      assert.equal((await readItem()).body.data.lead_time_days, before + 1);
+    } finally {
+      await other.end();
+    }
+  });
+
+  test('item reads racing item changes end on what the database holds', async () => {
+    const readItem = () => call(server.app, 'GET', `/api/v1/items/${item}`, { key: server.adminKey });
+    const patches = Array.from({ length: 20 }, (_, n) =>
+      call(server.app, 'PATCH', `/api/v1/items/${item}`, { key: server.adminKey, body: { unit_weight: n + 1 } }));
+    const reads = Array.from({ length: 40 }, () => readItem());
+    const answers = await Promise.all([...patches, ...reads]);
+    assert.ok(answers.every((answer) => answer.status === 200), JSON.stringify(answers.find((a) => a.status !== 200)?.body));
+    const stored = await server.db.selectFrom('items').select('unit_weight').where('id', '=', item).executeTakeFirstOrThrow();
+    assert.equal((await readItem()).body.data.unit_weight, stored.unit_weight);
+    assert.equal((await readItem()).body.data.unit_weight, stored.unit_weight, 'and again, from the cache');
   });
 });
 

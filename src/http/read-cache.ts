@@ -1,16 +1,18 @@
-// The read cache: a repeated list or search is answered from memory while the database has not changed since the
-// answer was made.
+// The read cache: a repeated GET is answered from memory while what it was made from has not changed since.
 //
-// "Not changed" is PostgreSQL's own word: pg_current_snapshot() names the transactions a query can see, and two equal
-// snapshots see exactly the same committed rows. An answer that depends only on rows, its URL and the caller's partner
-// scope (not on the clock) is therefore the same under both. Any transaction that writes, on any instance, moves the
-// snapshot on, so there is nothing to invalidate and no list of tables to keep in step with the queries; the price is
-// that the cache only pays between writes. A hit still costs one round trip (the snapshot), which is what makes it
-// exact across instances with no notification in between.
+// "Not changed" is PostgreSQL's own word, at one of two grains:
+// - A list or a search depends on many rows. pg_current_snapshot() names the transactions a query can see, and two
+//   equal snapshots see exactly the same committed rows, so an answer that depends only on rows, its URL and the
+//   caller's partner scope (not on the clock) is the same under both. Any transaction that writes, on any instance,
+//   moves the snapshot on, so there is nothing to invalidate and no list of tables to keep in step with the queries;
+//   the price is that these answers only pay between writes.
+// - A single record depends on a few rows. Every committed change of a row gives it a new version (its xmin), so the
+//   route reads those versions and the answer is served while they are the same; writes elsewhere do not matter.
+// Either way a hit costs one short round trip, which is what keeps it exact across instances with no notification.
 //
-// Why reading the snapshot before the query is enough: the query runs under a snapshot at least as new. If a later
-// request reads the same snapshot again, nothing committed in between, so the query saw that very state; if something
-// did commit, the later request reads a different snapshot and misses.
+// Why reading the version before the query is enough: the query runs later, so it sees that state or a newer one. A
+// later request that reads the same version again means nothing committed in between (for a snapshot), or that the
+// rows are still as they were (for row versions); if something did change, the version read differs and it misses.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
@@ -19,14 +21,16 @@ import type { App } from './types.ts';
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * A GET whose 200 answer depends only on rows, its URL and the caller's partner scope may come from the read cache.
-     * `clockParams`: query parameters whose filter is relative to the current time; a request using one is not cached.
+     * A GET whose 200 answer may come from the read cache; it must depend only on rows, its URL and the caller's partner
+     * scope. `clockParams` (lists): versioned by the database snapshot, and a request using one of these query
+     * parameters (a filter relative to the current time) is not cached. `rowVersion` (single records): the versions of
+     * the rows the answer is made from, or null when there is none to read (the route then answers as it would).
      */
-    readCache?: { clockParams: string[] };
+    readCache?: { clockParams: string[] } | { rowVersion: (request: FastifyRequest) => Promise<string | null> };
   }
   interface FastifyRequest {
-    /** Set on a cacheable miss: where its answer is stored once serialized. */
-    readCacheSlot: { key: string; snapshot: string } | null;
+    /** Set on a cacheable miss: where its answer is stored once serialized, and under which version. */
+    readCacheSlot: { key: string; version: string; bySnapshot: boolean } | null;
   }
 }
 
@@ -63,55 +67,90 @@ export function isNewerSnapshot(a: string, b: string): boolean {
 }
 
 // What an entry is charged against the budget besides its key and answer (counted in characters: one byte each in V8
-// for ASCII, which JSON answers mostly are): the map slot and the strings' headers, roughly.
+// for ASCII, which JSON answers mostly are): the map slot, the strings' headers and the version, roughly.
 const ENTRY_OVERHEAD = 100;
 
+// A row version is a 32-bit transaction id, so in principle a row could be given the same one again after 2^32
+// transactions. An entry is trusted for ten minutes at most, far less than the time any server takes to use them up.
+const ROW_VERSION_TTL_MS = 600_000;
+
+interface Entry {
+  version: string;
+  body: string;
+  /** Row-versioned entries only; snapshot entries go when the snapshot moves on. */
+  expiresAt: number;
+}
+
 /**
- * Adds the cache to every route whose config has `readCache`; `maxBytes` 0 leaves it out. Every entry was made under
- * `latest`, the newest snapshot seen: when a newer one is read, all of them are dropped, since they can never be
- * served again. Within the budget, the oldest entries go first.
+ * Adds the cache to every route whose config has `readCache`; `maxBytes` 0 leaves it out. Snapshot entries were all
+ * made under `latest`, the newest snapshot seen: when a newer one is read, they are dropped, since they can never be
+ * served again. Within the budget the least recently used entries go first.
  */
 export function registerReadCache(app: App, db: Kysely<DB>, maxBytes: number): ReadCache {
-  const entries = new Map<string, string>();
+  // In order of use: a hit moves its entry to the end, eviction takes from the front.
+  const entries = new Map<string, Entry>();
+  const bySnapshot = new Set<string>();
   let latest = '';
   let bytes = 0;
   const counts = { hits: 0, misses: 0 };
-  const sizeOf = (key: string, body: string) => key.length + body.length + ENTRY_OVERHEAD;
+  const sizeOf = (key: string, entry: Entry) => key.length + entry.body.length + ENTRY_OVERHEAD;
 
-  async function lookup(request: FastifyRequest, reply: FastifyReply) {
+  function drop(key: string) {
+    const entry = entries.get(key);
+    if (!entry) return;
+    entries.delete(key);
+    bySnapshot.delete(key);
+    bytes -= sizeOf(key, entry);
+  }
+
+  /** The version the answer would be made under now, or null when it is not to be cached. */
+  async function versionOf(request: FastifyRequest): Promise<{ version: string; bySnapshot: boolean } | null> {
+    const config = request.routeOptions.config.readCache!;
+    if ('rowVersion' in config) {
+      const version = await config.rowVersion(request);
+      return version === null ? null : { version, bySnapshot: false };
+    }
     const query = request.query as Record<string, unknown>;
-    if (request.routeOptions.config.readCache!.clockParams.some((name) => query[name] !== undefined)) return;
+    if (config.clockParams.some((name) => query[name] !== undefined)) return null;
     const snapshot = await currentSnapshot(db);
     if (isNewerSnapshot(snapshot, latest)) {
-      entries.clear();
-      bytes = 0;
+      for (const key of bySnapshot) drop(key);
       latest = snapshot;
     }
-    // The partner scope is the only thing about the caller that changes an answer (a permission refuses, it never trims).
-    const key = `${request.actor?.manufacturerId ?? '*'} ${request.url}`;
-    const body = snapshot === latest ? entries.get(key) : undefined;
-    if (body !== undefined) {
-      counts.hits++;
-      return reply.type(JSON_TYPE).send(body);
-    }
-    counts.misses++;
     // A snapshot older than the newest seen (its reply overtaken by another connection's) answers from the database
     // and keeps nothing.
-    if (snapshot === latest) request.readCacheSlot = { key, snapshot };
+    return snapshot === latest ? { version: snapshot, bySnapshot: true } : null;
+  }
+
+  async function lookup(request: FastifyRequest, reply: FastifyReply) {
+    const current = await versionOf(request);
+    if (!current) return;
+    // The partner scope is the only thing about the caller that changes an answer (a permission refuses, it never trims).
+    const key = `${request.actor?.manufacturerId ?? '*'} ${request.url}`;
+    const entry = entries.get(key);
+    if (entry && entry.version === current.version && (current.bySnapshot || entry.expiresAt > Date.now())) {
+      counts.hits++;
+      entries.delete(key);
+      entries.set(key, entry);
+      return reply.type(JSON_TYPE).send(entry.body);
+    }
+    counts.misses++;
+    request.readCacheSlot = { key, ...current };
   }
 
   const store = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
     const slot = request.readCacheSlot;
-    if (slot && slot.snapshot === latest && reply.statusCode === 200 && typeof payload === 'string') {
-      const size = sizeOf(slot.key, payload);
-      const previous = entries.get(slot.key);
-      if (size <= maxBytes && previous === undefined) {
-        entries.set(slot.key, payload);
+    if (slot && (!slot.bySnapshot || slot.version === latest) && reply.statusCode === 200 && typeof payload === 'string') {
+      const entry = { version: slot.version, body: payload, expiresAt: Date.now() + ROW_VERSION_TTL_MS };
+      const size = sizeOf(slot.key, entry);
+      if (size <= maxBytes) {
+        drop(slot.key);
+        entries.set(slot.key, entry);
+        if (slot.bySnapshot) bySnapshot.add(slot.key);
         bytes += size;
-        for (const [key, body] of entries) {
+        for (const key of entries.keys()) {
           if (bytes <= maxBytes) break;
-          entries.delete(key);
-          bytes -= sizeOf(key, body);
+          drop(key);
         }
       }
     }

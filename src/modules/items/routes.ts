@@ -10,7 +10,7 @@ import {
 } from './schemas.ts';
 import { serializeListItem, serializeSearchItem } from './serialize.ts';
 import {
-  addAlias, createItem, discontinueItem, getItem, itemBinStock, listAliases, reactivateItem, removeAlias, updateItem,
+  addAlias, createItem, discontinueItem, getItem, itemBinStock, itemVersion, listAliases, reactivateItem, removeAlias, updateItem,
 } from './service.ts';
 
 const tags = ['Items'];
@@ -56,7 +56,7 @@ export async function itemRoutes(app: App, { db }: ModuleDeps) {
   });
 
   app.get('/items/:id', {
-    config: view,
+    config: { ...view, readCache: { rowVersion: (request) => itemVersion(db, actorOf(request), (request.params as { id: string }).id) } },
     schema: { tags, summary: 'Get an item', params: ItemParams, response: responses({ 200: DataEnvelope(Item) }) },
   }, async (request) => ({ data: await getItem(db, actorOf(request), request.params.id) }));
 

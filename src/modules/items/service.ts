@@ -37,6 +37,19 @@ export async function getItem(db: Kysely<DB>, actor: Actor, id: string) {
   return serializeItem(row, row);
 }
 
+/**
+ * The versions of the rows an item read is made from (the item and its supply partner), for the read cache; null when
+ * the item is not there for this caller.
+ */
+export async function itemVersion(db: Kysely<DB>, actor: Actor, id: string): Promise<string | null> {
+  const scope = actor.manufacturerId ? sql`and i.manufacturer_id = ${actor.manufacturerId}` : sql``;
+  const { rows } = await sql<{ version: string }>`
+    select i.xmin::text || '/' || (select m.xmin::text from manufacturers m where m.id = i.manufacturer_id) as version
+    from items i
+    where i.id = ${id} ${scope}`.execute(db);
+  return rows[0]?.version ?? null;
+}
+
 export interface NewItem {
   manufacturer_id: string;
   item_number_display: string;
