@@ -191,8 +191,10 @@ describe('the item read in the read cache (row versions)', () => {
     }), { hits: 1, misses: 0 });
     assert.equal(again.body, first.body, 'the same bytes');
     assert.equal(again.headers['content-type'], 'application/json; charset=utf-8');
-    // Another item changes: the snapshot moves on, this item's row does not.
+    // Another item changes: the snapshot moves on (a list reads the new one and drops its old answers), this item's row
+    // does not.
     await createItem(t, north, 'RC-400');
+    assert.equal((await get('/api/v1/items?q=RC-4')).status, 200);
     assert.deepEqual(await counted(() => read(hinge)), { hits: 1, misses: 0 });
   });
 
@@ -225,6 +227,42 @@ describe('the item read in the read cache (row versions)', () => {
     const missing = '00000000-0000-4000-8000-000000000000';
     expectError(await read(missing), 404, 'not_found');
     assert.deepEqual(await counted(async () => expectError(await read(missing), 404, 'not_found')), { hits: 0, misses: 0 });
+  });
+
+  test('the budget evicts the least recently used; a moving snapshot drops list answers and keeps item answers', async () => {
+    const small = await startApp({ config: { readCacheBytes: 4_000 }, database: await freshDatabase({ embedded: true }) });
+    try {
+      const partner = await createManufacturer(small, 'RCL');
+      const ids: string[] = [];
+      for (let n = 1; n <= 3; n++) ids.push(await createItem(small, partner, `RCL-${n}`, { description: 'x'.repeat(200) }));
+      const sizes = new Map<string, number>();
+      const fetch = async (url: string) => {
+        const before = small.app.readCache.stats().hits;
+        const answer = await small.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${small.adminKey}` } });
+        assert.equal(answer.statusCode, 200);
+        // What the cache charges an entry: its key (scope and URL), its answer and a fixed overhead.
+        sizes.set(url, `* ${url}`.length + answer.body.length + 100);
+        return small.app.readCache.stats().hits > before ? 'hit' : 'miss';
+      };
+      const item = (n: number) => `/api/v1/items/${ids[n]}`;
+      await fetch(item(0));
+      await fetch(item(1));
+      assert.equal(await fetch(item(0)), 'hit', 'the first item is now the most recently used');
+      await fetch(item(2));
+      assert.equal(small.app.readCache.stats().entries, 2, `two item answers fit: ${[...sizes.values()]}`);
+      assert.equal(await fetch(item(0)), 'hit', 'kept: used more recently than the second');
+      assert.equal(await fetch(item(1)), 'miss', 'the least recently used was evicted');
+      // Now items 0 and 1 are kept (1 stored again, evicting 2). A list answer joins them; a write moves the snapshot.
+      const list = '/api/v1/items?q=NOTHING';
+      await fetch(list);
+      await createManufacturer(small, 'RCM');
+      await fetch(list);
+      assert.deepEqual(small.app.readCache.stats().entries, 3);
+      assert.equal(small.app.readCache.stats().bytes, sizes.get(item(0))! + sizes.get(item(1))! + sizes.get(list)!, 'the old list answer is no longer charged');
+      assert.equal(await fetch(item(0)), 'hit', 'item answers outlive the snapshot');
+    } finally {
+      await small.close();
+    }
   });
 
   test('an entry is trusted for ten minutes at most', async () => {
@@ -319,7 +357,9 @@ describe('the read cache against other connections (PostgreSQL)', { skip: !onPos
     assert.ok(answers.every((answer) => answer.status === 200), JSON.stringify(answers.find((a) => a.status !== 200)?.body));
     const stored = await server.db.selectFrom('items').select('unit_weight').where('id', '=', item).executeTakeFirstOrThrow();
     assert.equal((await readItem()).body.data.unit_weight, stored.unit_weight);
+    const hits = server.app.readCache.stats().hits;
     assert.equal((await readItem()).body.data.unit_weight, stored.unit_weight, 'and again, from the cache');
+    assert.equal(server.app.readCache.stats().hits, hits + 1);
   });
 });
 

@@ -24,7 +24,7 @@ declare module 'fastify' {
      * A GET whose 200 answer may come from the read cache; it must depend only on rows, its URL and the caller's partner
      * scope. `clockParams` (lists): versioned by the database snapshot, and a request using one of these query
      * parameters (a filter relative to the current time) is not cached. `rowVersion` (single records): the versions of
-     * the rows the answer is made from, or null when there is none to read (the route then answers as it would).
+     * the rows the answer is made from, or null when there is none to trust (the route then answers as it would).
      */
     readCache?: { clockParams: string[] } | { rowVersion: (request: FastifyRequest) => Promise<string | null> };
   }
@@ -70,8 +70,9 @@ export function isNewerSnapshot(a: string, b: string): boolean {
 // for ASCII, which JSON answers mostly are): the map slot, the strings' headers and the version, roughly.
 const ENTRY_OVERHEAD = 100;
 
-// A row version is a 32-bit transaction id, so in principle a row could be given the same one again after 2^32
-// transactions. An entry is trusted for ten minutes at most, far less than the time any server takes to use them up.
+// A row version is a 32-bit transaction id, so a row could in principle be given the same one again; a route offers
+// only versions that cannot come round within 2^31 transactions (see itemVersion), and an entry is trusted for ten
+// minutes at most, far less than the time any server takes to use that many.
 const ROW_VERSION_TTL_MS = 600_000;
 
 interface Entry {

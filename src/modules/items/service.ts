@@ -39,13 +39,18 @@ export async function getItem(db: Kysely<DB>, actor: Actor, id: string) {
 
 /**
  * The versions of the rows an item read is made from (the item and its supply partner), for the read cache; null when
- * the item is not there for this caller.
+ * the item is not there for this caller, or when a version must not be trusted (below).
+ *
+ * A version is a row's xmin, a 32-bit transaction id. Freezing keeps a row's original xmin, so a row unchanged for a
+ * whole round of 2^32 transactions shows an id the server is about to hand out again, and the next change could come
+ * back with the same version. age() >= 0 keeps only ids handed out within the last 2^31 transactions: the same id is
+ * then at least 2^31 transactions away, far more than the read cache's ten minutes can see.
  */
 export async function itemVersion(db: Kysely<DB>, actor: Actor, id: string): Promise<string | null> {
   const scope = actor.manufacturerId ? sql`and i.manufacturer_id = ${actor.manufacturerId}` : sql``;
-  const { rows } = await sql<{ version: string }>`
-    select i.xmin::text || '/' || (select m.xmin::text from manufacturers m where m.id = i.manufacturer_id) as version
-    from items i
+  const { rows } = await sql<{ version: string | null }>`
+    select case when age(i.xmin) >= 0 and age(m.xmin) >= 0 then i.xmin::text || '/' || m.xmin::text end as version
+    from items i join manufacturers m on m.id = i.manufacturer_id
     where i.id = ${id} ${scope}`.execute(db);
   return rows[0]?.version ?? null;
 }
