@@ -78,7 +78,7 @@ const ROW_VERSION_TTL_MS = 600_000;
 interface Entry {
   version: string;
   body: string;
-  /** Row-versioned entries only; snapshot entries go when the snapshot moves on. */
+  /** Looked at for row-versioned entries only; snapshot entries go when the snapshot moves on. */
   expiresAt: number;
 }
 

@@ -56,7 +56,10 @@ export async function itemRoutes(app: App, { db }: ModuleDeps) {
   });
 
   app.get('/items/:id', {
-    config: { ...view, readCache: { rowVersion: (request) => itemVersion(db, actorOf(request), (request.params as { id: string }).id) } },
+    config: {
+      ...view,
+      readCache: { rowVersion: (request) => itemVersion(db, actorOf(request), (request.params as { id: string }).id) },
+    },
     schema: { tags, summary: 'Get an item', params: ItemParams, response: responses({ 200: DataEnvelope(Item) }) },
   }, async (request) => ({ data: await getItem(db, actorOf(request), request.params.id) }));
 
