@@ -24,7 +24,11 @@ const tempDir = () => {
 after(() => tempDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 /** Runs a command of the project with node (the pinned one running this test) and collects its output. */
-function run(args: string[], env: Record<string, string>, until?: RegExp): Promise<{ code: number | null; stdout: string; stderr: string; kill(): void }> {
+function run(
+  args: string[],
+  env: Record<string, string>,
+  until?: RegExp,
+): Promise<{ code: number | null; stdout: string; stderr: string; kill(): Promise<void> }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, LOG_LEVEL: 'info', ...env } });
     let stdout = '';
@@ -33,7 +37,13 @@ function run(args: string[], env: Record<string, string>, until?: RegExp): Promi
       child.kill();
       reject(new Error(`timed out: ${args.join(' ')}\n${stdout}\n${stderr}`));
     }, 60_000);
-    const result = (code: number | null) => ({ code, stdout, stderr, kill: () => child.kill('SIGTERM') });
+    // Resolves once the process has exited: a restart on the same data directory must not race the old owner.
+    const exited = new Promise<void>((done) => child.once('exit', () => done()));
+    const kill = () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    };
+    const result = (code: number | null) => ({ code, stdout, stderr, kill });
     child.stdout.on('data', (chunk) => {
       stdout += chunk;
       if (until?.test(stdout)) {
@@ -124,8 +134,7 @@ describe('first start', () => {
       method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ code: 'KEPT', name: 'Kept' }),
     });
     assert.equal(created.status, 201);
-    first.kill();
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await first.kill();
 
     const second = await run(['src/main.ts'], env, listening);
     try {
@@ -135,7 +144,7 @@ describe('first start', () => {
       assert.equal(list.status, 200);
       assert.equal(((await list.json()) as { data: unknown[] }).data.length, 1);
     } finally {
-      second.kill();
+      await second.kill();
     }
   });
 
