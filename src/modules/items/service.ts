@@ -24,14 +24,17 @@ async function lockItemInScope(tx: Transaction<DB>, actor: Actor, id: string) {
   return item;
 }
 
+/** The rows an item read is made from, the item (i) and its supply partner (m), within the caller's partner scope. */
+function itemWithPartner(actor: Actor, id: string) {
+  const scope = actor.manufacturerId ? sql`and i.manufacturer_id = ${actor.manufacturerId}` : sql``;
+  return sql`from items i join manufacturers m on m.id = i.manufacturer_id where i.id = ${id} ${scope}`;
+}
+
 // The item read is the API's most frequent request: built with the query builder it spent 11 µs of node time per
 // request on building alone, about a tenth of the request; this template takes under 1 µs.
 export async function getItem(db: Kysely<DB>, actor: Actor, id: string) {
-  const scope = actor.manufacturerId ? sql`and i.manufacturer_id = ${actor.manufacturerId}` : sql``;
   const { rows } = await sql<Selectable<ItemsTable> & { manufacturer_code: string; manufacturer_name: string }>`
-    select i.*, m.code as manufacturer_code, m.name as manufacturer_name
-    from items i join manufacturers m on m.id = i.manufacturer_id
-    where i.id = ${id} ${scope}`.execute(db);
+    select i.*, m.code as manufacturer_code, m.name as manufacturer_name ${itemWithPartner(actor, id)}`.execute(db);
   const row = rows[0];
   if (!row) throw notFound('item');
   return serializeItem(row, row);
@@ -47,11 +50,9 @@ export async function getItem(db: Kysely<DB>, actor: Actor, id: string) {
  * then at least 2^31 transactions away, far more than the read cache's ten minutes can see.
  */
 export async function itemVersion(db: Kysely<DB>, actor: Actor, id: string): Promise<string | null> {
-  const scope = actor.manufacturerId ? sql`and i.manufacturer_id = ${actor.manufacturerId}` : sql``;
   const { rows } = await sql<{ version: string | null }>`
     select case when age(i.xmin) >= 0 and age(m.xmin) >= 0 then i.xmin::text || '/' || m.xmin::text end as version
-    from items i join manufacturers m on m.id = i.manufacturer_id
-    where i.id = ${id} ${scope}`.execute(db);
+    ${itemWithPartner(actor, id)}`.execute(db);
   return rows[0]?.version ?? null;
 }
 
