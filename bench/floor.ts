@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { connectPostgres } from '../src/db/connect.ts';
 
 export async function startFloor(url: string, port: number, poolSize: number) {
-  const database = connectPostgres(url, poolSize);
+  const database = connectPostgres(url, { poolSize });
   // No logger: the service runs at LOG_LEVEL=warn, which writes nothing per request either.
   const app = Fastify({ logger: false });
   app.get('/floor', async () => {

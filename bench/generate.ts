@@ -219,7 +219,7 @@ async function runSteps(db: Kysely<DB>, timings: Generated['timings'], log: (lin
 
 /** Migrates the empty database at url, fills it, and creates the admin whose key it returns. */
 export async function generate(url: string, log: (line: string) => void = console.log): Promise<Generated> {
-  const database = connectPostgres(url, 2);
+  const database = connectPostgres(url, { poolSize: 2, statementTimeoutMs: 0 });
   const started = performance.now();
   const timings: Generated['timings'] = [];
   try {
@@ -246,7 +246,7 @@ export interface SampleItem {
 
 /** Active items the requests rotate over; ordered by a hash of the generated numbers, so every run picks the same ones. */
 export async function sampleItems(url: string, count: number): Promise<SampleItem[]> {
-  const database = connectPostgres(url, 1);
+  const database = connectPostgres(url, { poolSize: 1, statementTimeoutMs: 0 });
   try {
     const result = await sql<SampleItem>`select id, item_number_display, item_number_normalized from items
       where status = 'active' order by md5(item_number_normalized) limit ${count}`.execute(database.db);

@@ -7,7 +7,7 @@ export const ORDER_LINES = 10;
 
 /** count bodies of POST /orders: a partner, one of the customers, and 10 of the partner's well-stocked active items. */
 export async function orderBodies(url: string, count: number): Promise<string[]> {
-  const database = connectPostgres(url, 1);
+  const database = connectPostgres(url, { poolSize: 1, statementTimeoutMs: 0 });
   try {
     const { rows: items } = await sql<{ id: string; manufacturer_id: string }>`
       select id, manufacturer_id from items where status = 'active' and qty_available >= 100

@@ -97,7 +97,7 @@ async function regenerate(): Promise<Generated> {
 // The data of an earlier run (with the orders its writes added) and a new key for its admin.
 async function reuse(): Promise<Generated> {
   console.log('  reusing the data of an earlier run (BENCH_REUSE=1)');
-  const database = connectPostgres(benchUrl, 1);
+  const database = connectPostgres(benchUrl, { poolSize: 1, statementTimeoutMs: 0 });
   try {
     return { adminKey: await createAdminKey(database.db), timings: [], totalSeconds: 0 };
   } finally {

@@ -10,7 +10,7 @@ import type { DB } from './db/schema.ts';
 import { actorCache, AUTH_CHANNEL } from './http/actor-cache.ts';
 import { registerAuth, API_PREFIX } from './http/auth.ts';
 import { renderDocsPage } from './http/docs-page.ts';
-import { ApiError, sendError, toApiError } from './http/errors.ts';
+import { answerClientError, ApiError, sendError, toApiError, unavailable } from './http/errors.ts';
 import { Closed } from './http/schemas.ts';
 import { registerIdempotency } from './http/idempotency.ts';
 import { registerReadCache, type ReadCache } from './http/read-cache.ts';
@@ -45,8 +45,12 @@ export interface AppDeps {
   /** The database's NOTIFY listener; without it every request looks its key up in the database. */
   listen?: Database['listen'];
   logger?: FastifyServerOptions['logger'];
+  /** The process's own logger (main), shared with what runs outside requests. */
+  loggerInstance?: FastifyBaseLogger;
   /** Tests: answer 500 when a response does not match its documented schema. */
   checkResponses?: boolean;
+  /** False until migrations have run: requests that need the database get 503 meanwhile (absent: ready). */
+  databaseReady?: () => boolean;
 }
 
 const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops;
@@ -56,6 +60,9 @@ const redactSecrets = (url: string) => url.replace(/^\/invites\/[^/?]+/, '/invit
 
 // pino says whether a level is on; the silent logger of tests has no such method and logs nothing anyway.
 const logsRequests = (log: FastifyBaseLogger) => (log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') ?? true;
+
+// Answered while the database is not ready yet: the process is up, its description is static.
+const WITHOUT_DATABASE = new Set(['/healthz', '/openapi.json', '/docs']);
 
 const routeNotFound = (request: FastifyRequest) => new ApiError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
 
@@ -67,10 +74,24 @@ const API_DESCRIPTION =
   'JSON API of the consignment warehouse service. Every /api/v1 request carries `Authorization: Bearer jwc_...`. ' +
   'Single records come as {data}, lists as {data, meta}, errors as {error:{code,message}}.';
 
+const READY_CHECK_TIMEOUT_MS = 2000;
+
+/** Whether the database answers a trivial query within two seconds (a frozen server must not hang the probe). */
+async function databaseAnswers(db: Kysely<DB>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(resolve, READY_CHECK_TIMEOUT_MS, false)));
+  const query = sql`select 1`.execute(db).then(() => true, () => false);
+  try {
+    return await Promise.race([query, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, db } = deps;
   const app: App = Fastify({
-    logger: deps.logger ?? { level: config.logLevel },
+    ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : { logger: deps.logger ?? { level: config.logLevel } }),
     // One line per request, written by the onResponse hook below, instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
@@ -80,6 +101,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     schemaErrorFormatter: formatSchemaErrors,
     // Errors Fastify raises before a route runs (bad URL encoding, overlong path parameters) use the envelope too.
     frameworkErrors: (error, request, reply) => void sendError(reply, toApiError(error, request)),
+    // Errors Node's HTTP parser raises before Fastify sees a request (431, 408, malformed requests): the envelope too.
+    clientErrorHandler: answerClientError,
+    // Requests during shutdown are answered by the hook below, in the envelope.
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
@@ -92,8 +117,19 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.setNotFoundHandler((request, reply) => sendError(reply, routeNotFound(request)));
 
   // Callback-style hooks: no promise per request for work this small.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  const { databaseReady } = deps;
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    // Fastify has already set Connection: close on requests that arrive while it closes.
+    if (closing) return void sendError(reply, unavailable('the service is shutting down; send the request again'));
+    if (databaseReady && !databaseReady() && !WITHOUT_DATABASE.has(request.routeOptions.url ?? '')) {
+      return void sendError(reply, unavailable('the service is starting: its database is not ready yet'));
+    }
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
@@ -135,12 +171,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ data: { status: 'ok' } }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
-    try {
-      await sql`select 1`.execute(db);
-      return { data: { status: 'ready' } };
-    } catch {
-      return sendError(reply, new ApiError(503, 'unavailable', 'database unreachable'));
-    }
+    const redis = deps.counters.health();
+    if (!(await databaseAnswers(db))) return sendError(reply, unavailable('the database is unreachable', { database: 'unavailable', redis }));
+    return { data: { status: 'ready', database: 'ok', redis } };
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   let docsPage: string | null = null;

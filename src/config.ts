@@ -17,6 +17,12 @@ export interface Config {
   bodyLimitBytes: number;
   logLevel: string;
   dbPoolSize: number;
+  /** How long opening a database connection, or waiting for a free one, may take before the request is 503. */
+  dbConnectTimeoutMs: number;
+  /** Server-side limit of one SQL statement (migrations have none). */
+  dbStatementTimeoutMs: number;
+  /** How long a stopping service waits for requests in flight before it exits anyway. */
+  shutdownTimeoutMs: number;
   /** Memory for answers of the read cache (src/http/read-cache.ts), in bytes; 0 turns it off. */
   readCacheBytes: number;
   /** Proxies whose X-Forwarded-For is believed: a hop count or a list of addresses/CIDRs; false trusts none. */
@@ -73,6 +79,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: integer(env, 'WMS_BODY_LIMIT_BYTES', 1_048_576, 1024),
     logLevel: text(env, 'LOG_LEVEL') ?? 'info',
     dbPoolSize: integer(env, 'WMS_DB_POOL_SIZE', 10, 1),
+    dbConnectTimeoutMs: integer(env, 'WMS_DB_CONNECT_TIMEOUT_MS', 5000, 100),
+    dbStatementTimeoutMs: integer(env, 'WMS_DB_STATEMENT_TIMEOUT_MS', 30_000, 100),
+    shutdownTimeoutMs: integer(env, 'WMS_SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     readCacheBytes: integer(env, 'WMS_READ_CACHE_MB', 64, 0) * 1_048_576,
     trustProxy: trustedProxies(text(env, 'WMS_TRUST_PROXY')),
   };

@@ -1,36 +1,78 @@
-// Start: config -> database -> migrate -> first admin -> app -> listen; stops cleanly on SIGINT/SIGTERM.
+// Start: config -> database -> app -> listen, then migrations and the first admin as soon as the database answers;
+// stops on SIGINT/SIGTERM within WMS_SHUTDOWN_TIMEOUT_MS.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino, type Logger } from 'pino';
 import { buildApp } from './app.ts';
 import { ensureFirstAdmin } from './bootstrap.ts';
-import { ConfigError, loadConfig } from './config.ts';
-import { connect } from './db/connect.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { isDatabaseUnavailable } from './db/availability.ts';
+import { connect, type Database } from './db/connect.ts';
 import { migrate } from './db/migrate.ts';
 import { pruneIdempotencyKeys } from './http/idempotency.ts';
 import { memoryCounterStore, redisCounterStore } from './http/rate-limit.ts';
 
+const RETRY_FIRST_MS = 250;
+const RETRY_MAX_MS = 5000;
+
+/** Migrations on a connection of their own, without the statement timeout of requests (a migration may take long). */
+async function migrateDatabase(config: Config, database: Database): Promise<string[]> {
+  if (database.kind === 'pglite') return migrate(database.db);
+  const migrator = await connect(config, { poolSize: 1, statementTimeoutMs: 0 });
+  try {
+    return await migrate(migrator.db);
+  } finally {
+    await migrator.close();
+  }
+}
+
+/**
+ * Migrations and the first admin, retried with backoff while the database cannot be reached, so that a service started
+ * before its database comes up by itself instead of crash-looping. Any other failure (a broken migration) ends it.
+ */
+async function prepareDatabase(config: Config, database: Database, log: Logger, stopped: () => boolean): Promise<boolean> {
+  for (let attempt = 0; !stopped(); attempt++) {
+    try {
+      const applied = await migrateDatabase(config, database);
+      const first = await ensureFirstAdmin(database.db, config.bootstrapAdminKey);
+      log.info({ database: database.kind, applied }, 'database ready');
+      if (first.generatedKey) {
+        // The only time this key is shown: stdout, not the log, so it is not kept with log lines.
+        process.stdout.write(`\nFirst start: created user "admin" (system_admin). Its API key, shown once:\n\n  ${first.generatedKey}\n\n`);
+      } else if (first.created) {
+        log.info('first start: created user "admin" owning WMS_BOOTSTRAP_ADMIN_KEY');
+      }
+      return true;
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      const waitMs = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** attempt);
+      log.warn({ err: error, retryInMs: waitMs }, 'database unreachable at start; requests get 503 until it answers');
+      await sleep(waitMs);
+    }
+  }
+  return false;
+}
+
 async function main() {
   const config = loadConfig();
+  const log = pino({ level: config.logLevel });
   const database = await connect(config);
-  const applied = await migrate(database.db);
-  const counters = config.redisUrl ? redisCounterStore(config.redisUrl) : memoryCounterStore();
-  const app = await buildApp({ config, db: database.db, counters, listen: database.listen });
-  app.log.info({ database: database.kind, applied }, 'database ready');
+  const counters = config.redisUrl ? redisCounterStore(config.redisUrl, { log }) : memoryCounterStore();
+  let ready = false;
+  const app = await buildApp({ config, db: database.db, counters, listen: database.listen, loggerInstance: log, databaseReady: () => ready });
 
-  const first = await ensureFirstAdmin(database.db, config.bootstrapAdminKey);
-  if (first.generatedKey) {
-    // The only time this key is shown: stdout, not the log, so it is not kept with log lines.
-    process.stdout.write(`\nFirst start: created user "admin" (system_admin). Its API key, shown once:\n\n  ${first.generatedKey}\n\n`);
-  } else if (first.created) {
-    app.log.info('first start: created user "admin" owning WMS_BOOTSTRAP_ADMIN_KEY');
-  }
-
-  const pruner = setInterval(() => pruneIdempotencyKeys(database.db).catch((err) => app.log.warn({ err }, 'idempotency prune failed')), 3_600_000);
+  const pruner = setInterval(() => pruneIdempotencyKeys(database.db).catch((err) => log.warn({ err }, 'idempotency prune failed')), 3_600_000);
   pruner.unref();
 
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    app.log.info({ signal }, 'stopping');
+    log.info({ signal, deadlineMs: config.shutdownTimeoutMs }, 'stopping');
+    // Requests in flight get until the deadline; a hung dependency must not keep the process alive past it.
+    setTimeout(() => {
+      log.error('shutdown deadline passed with requests still open; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
     clearInterval(pruner);
     await app.close();
     await counters.close();
@@ -41,6 +83,7 @@ async function main() {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
   await app.listen({ host: config.host, port: config.port });
+  ready = await prepareDatabase(config, database, log, () => stopping);
 }
 
 main().catch((error) => {

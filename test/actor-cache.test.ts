@@ -106,7 +106,7 @@ describe('two instances on one PostgreSQL', { skip: !onPostgres && 'needs TEST_D
     const name = (await a.db.selectNoFrom((eb) => eb.fn<string>('current_database', []).as('name')).executeTakeFirstOrThrow()).name;
     const server = new URL(process.env.TEST_DATABASE_URL!);
     server.pathname = `/${name}`;
-    const second = connectPostgres(server.toString(), 2);
+    const second = connectPostgres(server.toString(), { poolSize: 2 });
     b = await buildApp({ config: a.config, db: second.db, counters: memoryCounterStore(), listen: second.listen, logger: false });
     b.addHook('onClose', () => second.close());
     await b.ready();

@@ -83,7 +83,7 @@ describe('migrations', () => {
       assert.equal(b.code, 0, b.stderr);
       const outputs = [a.stdout.trim(), b.stdout.trim()].sort();
       assert.deepEqual(outputs, [`applied ${listMigrations().map((m) => m.version).join(', ')}`, 'database is up to date']);
-      const database = connectPostgres(empty.url, 1);
+      const database = connectPostgres(empty.url, { poolSize: 1 });
       const versions = await database.db.selectFrom('schema_migrations').select('version').execute();
       assert.deepEqual(versions.map((v) => v.version).sort(), listMigrations().map((m) => m.version));
       await database.close();
@@ -124,7 +124,7 @@ describe('first start', () => {
     const dataDir = tempDir();
     const env = { WMS_DATA_DIR: dataDir, PORT: '0', DATABASE_URL: '' };
     const listening = /Server listening at (http:\/\/[^"]+)/;
-    const first = await run(['src/main.ts'], env, listening);
+    const first = await run(['src/main.ts'], env, /database ready/);
     const baseUrl = listening.exec(first.stdout)![1]!;
     const key = /\b(jwc_[0-9A-Za-z]{32})\b/.exec(first.stdout)?.[1];
     assert.ok(key, 'the generated key is printed');
@@ -136,7 +136,7 @@ describe('first start', () => {
     assert.equal(created.status, 201);
     await first.kill();
 
-    const second = await run(['src/main.ts'], env, listening);
+    const second = await run(['src/main.ts'], env, /database ready/);
     try {
       assert.equal(/jwc_[0-9A-Za-z]{32}/.test(second.stdout), false, 'no new key on a restart');
       const url = listening.exec(second.stdout)![1]!;

@@ -46,7 +46,7 @@ function template(): Promise<string> {
       const exists = await client.query('select 1 from pg_database where datname = $1', [name]);
       if (exists.rowCount === 0) {
         await client.query(`create database "${name}"`);
-        const database = connectPostgres(withDatabase(serverUrl!, name), 1);
+        const database = connectPostgres(withDatabase(serverUrl!, name), { poolSize: 1, statementTimeoutMs: 0 });
         await migrate(database.db);
         await database.close();
       }
@@ -93,7 +93,7 @@ export async function freshDatabase(options: { timeZone?: string; embedded?: boo
   await client.query(`create database "${name}" template "${tpl}"`);
   if (options.timeZone) await client.query(`alter database "${name}" set timezone to ${pg.escapeLiteral(options.timeZone)}`);
   await client.end();
-  const database = connectPostgres(withDatabase(serverUrl, name), 10);
+  const database = connectPostgres(withDatabase(serverUrl, name), { poolSize: 10 });
   return {
     ...database,
     close: async () => {

@@ -755,7 +755,7 @@ describe('concurrency on PostgreSQL', { skip: !onPostgres && 'needs TEST_DATABAS
     const name = (await sql<{ name: string }>`select current_database() as name`.execute(t.db)).rows[0]!.name;
     const url = new URL(process.env.TEST_DATABASE_URL!);
     url.pathname = `/${name}`;
-    const second = connectPostgres(url.toString(), 5);
+    const second = connectPostgres(url.toString(), { poolSize: 5 });
     const other = await buildApp({ config: t.config, db: second.db, counters: memoryCounterStore(), listen: second.listen, logger: false });
     try {
       const p2 = await createManufacturer(t, 'RELQ');

@@ -6,6 +6,13 @@ import { redisCounterStore } from '../src/http/rate-limit.ts';
 import { call, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
 
 const redisUrl = process.env.REDIS_URL?.trim() || null;
+const quiet = { warn() {}, info() {} };
+
+async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  for (const started = Date.now(); !condition(); await new Promise((resolve) => setTimeout(resolve, 10))) {
+    if (Date.now() - started > timeoutMs) throw new Error('condition not met in time');
+  }
+}
 const PER_KEY = 20;
 const limits = { WMS_RATE_LIMIT_PER_KEY: String(PER_KEY), WMS_RATE_LIMIT_FAILED_PER_ADDRESS: '3' };
 
@@ -50,7 +57,8 @@ describe('in Redis, shared by two instances', { skip: redisUrl ? false : 'REDIS_
 
   test('requests to either instance count against one limit', async () => {
     const prefix = `wms:test:${randomBytes(4).toString('hex')}:`;
-    const stores = [redisCounterStore(redisUrl!, prefix), redisCounterStore(redisUrl!, prefix)];
+    const stores = [redisCounterStore(redisUrl!, { prefix, log: quiet }), redisCounterStore(redisUrl!, { prefix, log: quiet })];
+    await until(() => stores.every((store) => store.health() === 'redis'));
     const apps = await Promise.all(stores.map((counters) => buildApp({ config: t.config, db: t.db, counters, logger: false })));
     try {
       const { key } = await userWithKey(t, 'office');

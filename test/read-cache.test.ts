@@ -316,7 +316,7 @@ describe('the read cache against other connections (PostgreSQL)', { skip: !onPos
   });
 
   test('a change made through another instance is seen by the next request, with no notification', async () => {
-    const connection = connectPostgres(await databaseUrl(server), 2);
+    const connection = connectPostgres(await databaseUrl(server), { poolSize: 2 });
     // No listener: the second instance hears nothing from the first, as over a lost LISTEN connection.
     const second = await buildApp({ config: server.config, db: connection.db, counters: memoryCounterStore(), logger: false });
     try {

@@ -5,7 +5,10 @@ import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
 import pg from 'pg';
+import { isConnectionBroken } from './availability.ts';
 import { PGliteDialect } from './pglite-driver.ts';
+import { withRequestTransactions } from './request-transaction.ts';
+import type { Config } from '../config.ts';
 import type { DB } from './schema.ts';
 
 export interface Database {
@@ -30,11 +33,31 @@ const DATE = 1082;
 const toNumber = (value: string) => Number(value);
 const asIs = (value: string) => value;
 
-export function connectPostgres(url: string, poolSize = 10): Database {
+export interface PostgresOptions {
+  poolSize?: number;
+  /** How long opening a connection (or waiting for a free one in the pool) may take. */
+  connectTimeoutMs?: number;
+  /** Server-side limit of one statement; 0 for none (migrations). */
+  statementTimeoutMs?: number;
+}
+
+// A frozen server never answers, so statement_timeout (which the server enforces) cannot fire: the client gives up this
+// much later and throws the connection away.
+const READ_TIMEOUT_MARGIN_MS = 5000;
+// A session left idle inside a transaction (its client vanished without closing the socket) gives up its locks.
+const IDLE_IN_TRANSACTION_MS = 60_000;
+
+export function connectPostgres(url: string, options: PostgresOptions = {}): Database {
+  const { poolSize = 10, connectTimeoutMs = 5000, statementTimeoutMs = 30_000 } = options;
   const parsers: Record<number, (value: string) => unknown> = { [INT8]: toNumber, [NUMERIC]: toNumber, [DATE]: asIs };
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
+    connectionTimeoutMillis: connectTimeoutMs,
+    statement_timeout: statementTimeoutMs,
+    query_timeout: statementTimeoutMs ? statementTimeoutMs + READ_TIMEOUT_MARGIN_MS : undefined,
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+    keepAlive: true,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         parsers[oid] ?? pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
@@ -42,28 +65,38 @@ export function connectPostgres(url: string, poolSize = 10): Database {
   });
   // An idle client losing its server must not crash the process; the next checkout reconnects.
   pool.on('error', () => {});
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: withPreparedStatements(pool) }) });
-  return { db, kind: 'postgres', listen: (channel, handlers) => listenOnServer(url, channel, handlers), close: () => db.destroy() };
+  const db = new Kysely<DB>({ dialect: withRequestTransactions(new PostgresDialect({ pool: withPreparedStatements(pool) })) });
+  return {
+    db,
+    kind: 'postgres',
+    listen: (channel, handlers) => listenOnServer(url, connectTimeoutMs, channel, handlers),
+    close: () => db.destroy(),
+  };
 }
 
-const RELISTEN_AFTER_MS = 1000;
+const RELISTEN_FIRST_MS = 250;
+const RELISTEN_MAX_MS = 5000;
 
-/** A connection of its own that LISTENs, reconnecting after a loss; `listening(false)` until it hears again. */
-async function listenOnServer(url: string, channel: string, handlers: ListenHandlers): Promise<() => Promise<void>> {
+/**
+ * A connection of its own that LISTENs, reconnecting after a loss with a backoff that doubles up to 5 s;
+ * `listening(false)` until it hears again.
+ */
+async function listenOnServer(url: string, connectTimeoutMs: number, channel: string, handlers: ListenHandlers): Promise<() => Promise<void>> {
   let client: pg.Client | null = null;
   let retry: NodeJS.Timeout | undefined;
   let stopped = false;
+  let failures = 0;
 
   const lost = (which: pg.Client) => {
     if (client !== which) return;
     client = null;
     handlers.listening(false);
     which.end().catch(() => {});
-    if (!stopped) retry = setTimeout(open, RELISTEN_AFTER_MS);
+    if (!stopped) retry = setTimeout(open, Math.min(RELISTEN_MAX_MS, RELISTEN_FIRST_MS * 2 ** failures++));
   };
 
   async function open(): Promise<void> {
-    const candidate = new pg.Client({ connectionString: url });
+    const candidate = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, keepAlive: true });
     candidate.on('notification', () => handlers.notified());
     candidate.on('error', () => lost(candidate));
     candidate.on('end', () => lost(candidate));
@@ -71,7 +104,10 @@ async function listenOnServer(url: string, channel: string, handlers: ListenHand
       client = candidate;
       await candidate.connect();
       await candidate.query(`listen ${pg.escapeIdentifier(channel)}`);
-      if (client === candidate) handlers.listening(true);
+      if (client === candidate) {
+        failures = 0;
+        handlers.listening(true);
+      }
     } catch {
       lost(candidate);
     }
@@ -107,12 +143,25 @@ function withPreparedStatements(pool: pg.Pool): PostgresPool {
   return {
     async connect() {
       const client = await pool.connect();
+      // The pool listens for errors only on idle clients: a checked-out one whose server goes away would otherwise
+      // emit an unhandled 'error' and end the process. Such a client, or one whose query failed without an answer of
+      // the server, is destroyed on release instead of going back to the pool.
+      let broken: Error | undefined;
+      const onError = (error: Error) => (broken ??= error);
+      client.on('error', onError);
+      const noteFailure = (error: unknown) => {
+        if (isConnectionBroken(error)) broken ??= error as Error;
+        throw error;
+      };
       return {
         query: ((text: unknown, values?: unknown[]) =>
-          typeof text === 'string' && values?.length && !PLANNED_PER_VALUE.test(text)
+          (typeof text === 'string' && values?.length && !PLANNED_PER_VALUE.test(text)
             ? client.query({ name: nameOf(text), text, values })
-            : client.query(text as string, values)) as never,
-        release: () => client.release(),
+            : client.query(text as string, values)).catch(noteFailure)) as never,
+        release: () => {
+          client.off('error', onError);
+          client.release(broken);
+        },
       };
     },
     end: () => pool.end(),
@@ -126,7 +175,7 @@ export async function connectPGlite(dataDir: string | null): Promise<Database> {
     extensions: { pg_trgm },
     parsers: { [INT8]: toNumber, [NUMERIC]: toNumber, [DATE]: asIs },
   });
-  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
+  const db = new Kysely<DB>({ dialect: withRequestTransactions(new PGliteDialect(pglite)) });
   return {
     db,
     kind: 'pglite',
@@ -146,8 +195,13 @@ export async function connectPGlite(dataDir: string | null): Promise<Database> {
   };
 }
 
-export function connect(config: { databaseUrl: string | null; dataDir: string; dbPoolSize: number }): Promise<Database> {
+export function connect(config: Config, overrides: PostgresOptions = {}): Promise<Database> {
   return config.databaseUrl
-    ? Promise.resolve(connectPostgres(config.databaseUrl, config.dbPoolSize))
+    ? Promise.resolve(connectPostgres(config.databaseUrl, {
+      poolSize: config.dbPoolSize,
+      connectTimeoutMs: config.dbConnectTimeoutMs,
+      statementTimeoutMs: config.dbStatementTimeoutMs,
+      ...overrides,
+    }))
     : connectPGlite(config.dataDir);
 }

@@ -124,16 +124,6 @@ function rateLimited(resetMs: number, message: string): ApiError {
 export function registerAuth(api: FastifyInstance, options: AuthOptions): void {
   const { db, actors, counters, perKeyLimit, failedPerAddressLimit, windowMs } = options;
 
-  // A counter store that cannot be reached must not take the API down with it: the request goes through.
-  async function count<T>(work: () => Promise<T>): Promise<T | null> {
-    try {
-      return await work();
-    } catch (error) {
-      api.log.warn({ err: error }, 'rate-limit store unavailable; request not counted');
-      return null;
-    }
-  }
-
   api.addHook('onRequest', async (request, reply) => {
     const failBucket = `fail:${request.ip}`;
     let keyHash: string | null = null;
@@ -145,10 +135,10 @@ export function registerAuth(api: FastifyInstance, options: AuthOptions): void {
     }
     // An address over its failed-key limit is refused before any key is looked at: otherwise guessing would go on.
     const [failures, used] = await Promise.all([
-      count(() => counters.peek(failBucket)),
-      keyHash ? count(() => counters.hit(`key:${keyHash}`, windowMs)) : null,
+      counters.peek(failBucket),
+      keyHash ? counters.hit(`key:${keyHash}`, windowMs) : null,
     ]);
-    if (failures && failures.count >= failedPerAddressLimit) throw rateLimited(failures.resetMs, 'too many failed API key attempts');
+    if (failures.count >= failedPerAddressLimit) throw rateLimited(failures.resetMs, 'too many failed API key attempts');
 
     let actor: Actor;
     try {
@@ -158,8 +148,8 @@ export function registerAuth(api: FastifyInstance, options: AuthOptions): void {
       if (actor.expiresAt && actor.expiresAt.getTime() <= Date.now()) throw unauthorized('API key has expired');
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      const failed = await count(() => counters.hit(failBucket, windowMs));
-      if (failed && failed.count > failedPerAddressLimit) throw rateLimited(failed.resetMs, 'too many failed API key attempts');
+      const failed = await counters.hit(failBucket, windowMs);
+      if (failed.count > failedPerAddressLimit) throw rateLimited(failed.resetMs, 'too many failed API key attempts');
       throw error;
     }
     request.actor = actor;

@@ -1,5 +1,8 @@
 // The error envelope {error:{code,message,details?}} and the one place where failures become HTTP answers.
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../db/availability.ts';
 
 export class ApiError extends Error {
   readonly status: number;
@@ -23,6 +26,11 @@ export const conflict = (message: string) => new ApiError(409, 'conflict', messa
 export const gone = (message: string) => new ApiError(410, 'gone', message);
 export const invalidRequest = (message: string, details?: unknown) => new ApiError(422, 'invalid_request', message, { details });
 export const unsupportedMediaType = (message: string) => new ApiError(415, 'unsupported_media_type', message);
+
+const RETRY_AFTER_S = 2;
+/** A dependency is down or the service is starting or stopping: the same request may succeed a moment later. */
+export const unavailable = (message: string, details?: unknown) =>
+  new ApiError(503, 'unavailable', message, { details, headers: { 'retry-after': String(RETRY_AFTER_S) } });
 
 // Unique constraints whose violation is the client's fault, by constraint name.
 const UNIQUE_VIOLATIONS: Record<string, () => ApiError> = {
@@ -64,6 +72,10 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
 /** Fastify's own errors (parsing, validation, limits) and everything thrown by handlers. */
 export function toApiError(error: FastifyError | Error, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error;
+  if (isDatabaseUnavailable(error)) {
+    request.log.warn({ err: error, reqId: request.id }, 'database unavailable');
+    return unavailable('the database is unavailable; try again shortly');
+  }
   const database = translateDatabaseError(error);
   if (database) return database;
   const fastifyError = error as FastifyError;
@@ -87,4 +99,22 @@ export function toApiError(error: FastifyError | Error, request: FastifyRequest)
   }
   request.log.error({ err: error, reqId: request.id }, 'unexpected failure');
   return new ApiError(500, 'internal_error', `internal error (request ${request.id})`);
+}
+
+/**
+ * Node's HTTP parser refused the request before Fastify saw it (headers too large, too slow to arrive, not HTTP):
+ * answer in the envelope and close the connection, as Fastify's own handler does with its own body.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code, message] =
+    error.code === 'HPE_HEADER_OVERFLOW' ? [431, 'headers_too_large', 'the request line and headers are too large']
+    : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'request_timeout', 'the request did not arrive in time']
+    : [400, 'bad_request', 'malformed HTTP request'];
+  const body = JSON.stringify({ error: { code, message } });
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(error);
 }

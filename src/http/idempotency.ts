@@ -5,12 +5,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { sha256 } from '../domain/secrets.ts';
-import { ApiError, badRequest, conflict } from './errors.ts';
+import { requestTransaction, type RequestTransaction } from '../db/request-transaction.ts';
+import { ApiError, badRequest, conflict, toApiError } from './errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Set while this request owns an Idempotency-Key record that its response must complete. */
-    idempotencyClaim: { apiKeyId: string; key: string } | null;
+    /** Set while this request owns an Idempotency-Key: its answer is recorded and committed with its work. */
+    idempotencyClaim: { apiKeyId: string; key: string; hash: string; transaction: RequestTransaction } | null;
   }
   interface FastifyContextConfig {
     /** Keys of `data` holding a secret shown once (a new API key, an invite link): never stored, absent on replay. */
@@ -20,7 +21,8 @@ declare module 'fastify' {
 
 const REPLAY_WINDOW = sql`interval '24 hours'`;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
-
+// SQLSTATE of a statement sent to a transaction that an earlier failed statement has already aborted.
+const IN_FAILED_TRANSACTION = '25P02';
 /** JSON with object keys sorted, so that the same request written in another key order is the same request. */
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
@@ -44,78 +46,124 @@ function withoutSecrets(payload: string, fields: string[] | undefined): string {
   return JSON.stringify(parsed);
 }
 
-/** Idempotency on the POST routes registered after this (the others never pay for its hooks). */
+/** The answer recorded for a key within the replay window, if any. */
+async function recordedAnswer(db: Kysely<DB>, apiKeyId: string, key: string) {
+  return db
+    .selectFrom('idempotency_keys')
+    .select(['request_hash', 'status_code', 'response_body'])
+    .where('api_key_id', '=', apiKeyId)
+    .where('idempotency_key', '=', key)
+    .where('created_at', '>=', sql<Date>`now() - ${REPLAY_WINDOW}`)
+    // Rows of the earlier scheme that never got their answer are not answers.
+    .where('status_code', 'is not', null)
+    .executeTakeFirst();
+}
+
+/**
+ * Idempotency on the POST routes registered after this (the others never pay for its hooks).
+ *
+ * A request with a key runs as one request transaction (src/db/request-transaction.ts) that first takes a
+ * transaction-scoped advisory lock on the key. A request that finds the lock taken is a concurrent duplicate (409); one
+ * that finds an answer recorded replays it; otherwise it does the work, and its answer is written into the same
+ * transaction before the commit. So an answer is recorded exactly when its work committed, and a process that dies
+ * mid-request leaves neither, and its lock goes with its connection: the retry does the work, at once.
+ */
 export function registerIdempotency(app: FastifyInstance, db: Kysely<DB>): void {
-  const claimOrReplay = async (request: FastifyRequest, reply: FastifyReply) => {
-    const header = request.headers['idempotency-key'];
-    if (header === undefined || !request.actor) return;
-    if (typeof header !== 'string' || !KEY_PATTERN.test(header)) {
-      throw badRequest('Idempotency-Key must be 1 to 255 visible ASCII characters');
-    }
-    const apiKeyId = request.actor.apiKeyId;
+  /** Returns true when the request was answered here (a replay). */
+  const claimOrReplay = async (request: FastifyRequest, reply: FastifyReply, transaction: RequestTransaction, key: string) => {
+    const apiKeyId = request.actor!.apiKeyId;
     const hash = requestFingerprint(request);
-    // Claim the key, or take it over when its earlier use is older than the replay window.
-    const claimed = await db
-      .insertInto('idempotency_keys')
-      .values({ api_key_id: apiKeyId, idempotency_key: header, request_hash: hash })
-      .onConflict((oc) =>
-        oc.columns(['api_key_id', 'idempotency_key']).doUpdateSet({
-          request_hash: hash, status_code: null, response_body: null, created_at: sql`now()`, completed_at: null,
-        }).where('idempotency_keys.created_at', '<', sql<Date>`now() - ${REPLAY_WINDOW}`),
-      )
-      .returning('api_key_id')
-      .executeTakeFirst();
-    if (claimed) {
-      request.idempotencyClaim = { apiKeyId, key: header };
-      return;
+    const { rows } = await sql<{ locked: boolean }>`
+      select pg_try_advisory_xact_lock(hashtextextended(${`${apiKeyId}:${key}`}, 0)) as locked`.execute(db);
+    if (!rows[0]!.locked) throw conflict('a request with this Idempotency-Key is still in progress');
+    const first = await recordedAnswer(db, apiKeyId, key);
+    if (!first) {
+      request.idempotencyClaim = { apiKeyId, key, hash, transaction };
+      return false;
     }
-    const first = await db
-      .selectFrom('idempotency_keys')
-      .select(['request_hash', 'status_code', 'response_body', 'completed_at'])
-      .where('api_key_id', '=', apiKeyId)
-      .where('idempotency_key', '=', header)
-      .executeTakeFirstOrThrow();
     if (first.request_hash !== hash) {
       throw new ApiError(422, 'idempotency_key_reuse', 'this Idempotency-Key was used with a different request');
     }
-    if (!first.completed_at || first.status_code === null) {
-      throw conflict('a request with this Idempotency-Key is still in progress');
-    }
-    reply.code(first.status_code).header('idempotent-replayed', 'true');
-    if (first.response_body === null) return reply.send();
-    return reply.type('application/json; charset=utf-8').send(first.response_body);
+    await transaction.rollback();
+    reply.code(first.status_code!).header('idempotent-replayed', 'true');
+    if (first.response_body === null) reply.send();
+    else reply.type('application/json; charset=utf-8').send(first.response_body);
+    return true;
   };
 
-  const recordResponse = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+  // Callback style, so that the route's handler and its remaining hooks run inside the request transaction's context.
+  const enterRequestTransaction = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+    const key = request.headers['idempotency-key'];
+    if (key === undefined || !request.actor) return done();
+    if (typeof key !== 'string' || !KEY_PATTERN.test(key)) {
+      return done(badRequest('Idempotency-Key must be 1 to 255 visible ASCII characters'));
+    }
+    const transaction = requestTransaction();
+    transaction.run(() => {
+      claimOrReplay(request, reply, transaction, key).then(
+        (replayed) => void (replayed || done()),
+        (error: Error) => void transaction.rollback().catch(() => {}).finally(() => done(error)),
+      );
+    });
+  };
+
+  const recordAndCommit = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const claim = request.idempotencyClaim;
     if (!claim) return payload;
     request.idempotencyClaim = null;
+    const { transaction } = claim;
+    // A failure is not a result: its work rolls back and the client may try the same key again.
+    if (reply.statusCode >= 500) {
+      await transaction.rollback().catch(() => {});
+      return payload;
+    }
+    const body = typeof payload === 'string' && payload ? withoutSecrets(payload, request.routeOptions.config.secretFields) : null;
     try {
-      if (reply.statusCode >= 500) {
-        // A failure is not a result: the client may try the same key again.
-        await db.deleteFrom('idempotency_keys').where('api_key_id', '=', claim.apiKeyId).where('idempotency_key', '=', claim.key).execute();
-      } else {
-        const body = typeof payload === 'string' && payload ? withoutSecrets(payload, request.routeOptions.config.secretFields) : null;
-        await db
-          .updateTable('idempotency_keys')
-          .set({ status_code: reply.statusCode, response_body: body, completed_at: sql`now()` })
-          .where('api_key_id', '=', claim.apiKeyId)
-          .where('idempotency_key', '=', claim.key)
-          .execute();
-      }
+      await transaction.run(() => db
+        .insertInto('idempotency_keys')
+        .values({
+          api_key_id: claim.apiKeyId, idempotency_key: claim.key, request_hash: claim.hash,
+          status_code: reply.statusCode, response_body: body, completed_at: sql`now()`,
+        })
+        .onConflict((oc) => oc.columns(['api_key_id', 'idempotency_key']).doUpdateSet({
+          request_hash: claim.hash, status_code: reply.statusCode, response_body: body, created_at: sql`now()`, completed_at: sql`now()`,
+        }))
+        .execute());
     } catch (error) {
-      request.log.error({ err: error }, 'could not record the idempotent response');
+      await transaction.rollback().catch(() => {});
+      // A refusal whose request had already failed a statement did nothing: it goes out, unrecorded.
+      if ((error as { code?: string }).code === IN_FAILED_TRANSACTION && reply.statusCode >= 400) return payload;
+      return failedAnswer(request, reply, error);
+    }
+    try {
+      await transaction.commit();
+    } catch (error) {
+      // The commit's outcome is unknown (the connection went) or it failed: a retry with the key replays or redoes it.
+      return failedAnswer(request, reply, error);
     }
     return payload;
   };
 
   app.addHook('onRoute', (route) => {
     if (![route.method].flat().includes('POST')) return;
-    route.preHandler = [...[route.preHandler ?? []].flat(), claimOrReplay] as typeof route.preHandler;
-    route.onSend = [...[route.onSend ?? []].flat(), recordResponse] as typeof route.onSend;
+    route.preHandler = [...[route.preHandler ?? []].flat(), enterRequestTransaction] as typeof route.preHandler;
+    // First of the route's onSend hooks: the work commits before anything else reacts to the answer.
+    route.onSend = [recordAndCommit, ...[route.onSend ?? []].flat()] as typeof route.onSend;
+  });
+  // The answer never got as far as onSend (the client went away): the transaction must not stay open.
+  app.addHook('onResponse', (request, _reply, done) => {
+    const claim = request.idempotencyClaim;
+    request.idempotencyClaim = null;
+    if (!claim) return done();
+    claim.transaction.rollback().catch(() => {}).finally(() => done());
   });
 }
 
+function failedAnswer(request: FastifyRequest, reply: FastifyReply, error: unknown): string {
+  const failure = toApiError(error as Error, request);
+  reply.code(failure.status).headers(failure.headers);
+  return JSON.stringify({ error: { code: failure.code, message: failure.message } });
+}
 /** Drops records past the replay window; main runs it periodically. */
 export async function pruneIdempotencyKeys(db: Kysely<DB>): Promise<void> {
   await db.deleteFrom('idempotency_keys').where('created_at', '<', sql<Date>`now() - ${REPLAY_WINDOW}`).execute();

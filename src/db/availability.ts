@@ -1,0 +1,43 @@
+// Which database failures mean "the database cannot be reached or is going away" rather than "this request is wrong":
+// those are answered 503 with Retry-After (the client may retry), never 500.
+
+// SQLSTATE classes and codes of an unreachable, restarting or overloaded server: connection exceptions (08),
+// insufficient resources (53: too many connections, out of memory, disk full), admin or crash shutdown, "cannot
+// connect now" (starting up or shutting down), and a statement cancelled by statement_timeout (57014).
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '57014']);
+const UNAVAILABLE_CLASSES = ['08', '53'];
+
+// Socket errors of node's net module while connecting to or talking with the server.
+const SOCKET_ERRORS = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED',
+]);
+
+// pg and pg-pool report a lost, timed-out or closed connection as a plain Error with one of these messages.
+const CONNECTION_MESSAGES = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Query read timeout',
+  'is not queryable',
+  'Cannot use a pool after calling end on the pool',
+];
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (SOCKET_ERRORS.has(code)) return true;
+    if (code.length === 5 && (UNAVAILABLE_STATES.has(code) || UNAVAILABLE_CLASSES.includes(code.slice(0, 2)))) return true;
+  }
+  if (error instanceof AggregateError) return error.errors.some(isDatabaseUnavailable);
+  return CONNECTION_MESSAGES.some((message) => error.message.includes(message));
+}
+
+/**
+ * Whether a connection that failed with this error must be thrown away rather than go back to the pool: anything that
+ * is not an answer of the server about one statement (a lost socket, a read timeout that left a query in flight).
+ */
+export function isConnectionBroken(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  const sqlState = typeof code === 'string' && code.length === 5 && !SOCKET_ERRORS.has(code);
+  return !sqlState || code.startsWith('08') || code === '57P01' || code === '57P02';
+}
