@@ -3,9 +3,10 @@
 
 // SQLSTATE classes and codes of an unreachable, restarting or overloaded server: connection exceptions (08),
 // insufficient resources (53: too many connections, out of memory, disk full), admin or crash shutdown, "cannot
-// connect now" (starting up or shutting down), and a statement cancelled by statement_timeout (57014).
-const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '57014']);
-const UNAVAILABLE_CLASSES = ['08', '53'];
+// connect now" (starting up or shutting down), a statement cancelled by statement_timeout (57014), and a server that
+// refuses the login (28) or lacks the database (3D000): it may be set up yet, and the service comes up once it is.
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '57014', '3D000']);
+const UNAVAILABLE_CLASSES = ['08', '28', '53'];
 
 // Socket errors of node's net module while connecting to or talking with the server.
 const SOCKET_ERRORS = new Set([
