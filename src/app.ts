@@ -132,6 +132,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     }
     done();
   });
+  // A request that was already running when shutdown began: its connection must not stay open for another one.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
+    done(null, payload);
+  });
   app.addHook('onResponse', (request, reply, done) => {
     if (logsRequests(request.log)) {
       request.log.info(

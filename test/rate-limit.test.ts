@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { buildApp } from '../src/app.ts';
-import { redisCounterStore } from '../src/http/rate-limit.ts';
+import { redisCounterStore, type RedisStoreOptions } from '../src/http/rate-limit.ts';
 import { call, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
 
 const redisUrl = process.env.REDIS_URL?.trim() || null;
-const quiet = { warn() {}, info() {} };
+const quiet = { warn() {}, info() {} } as unknown as RedisStoreOptions['log'];
 
 async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
   for (const started = Date.now(); !condition(); await new Promise((resolve) => setTimeout(resolve, 10))) {
@@ -71,6 +71,27 @@ describe('in Redis, shared by two instances', { skip: redisUrl ? false : 'REDIS_
     } finally {
       await Promise.all(apps.map((app) => app.close()));
       await Promise.all(stores.map((store) => store.close()));
+    }
+  });
+});
+
+describe('a REDIS_URL that cannot be used', () => {
+  test('unreachable or malformed: one warning, counts in this instance’s memory, nothing thrown', async () => {
+    for (const url of ['redis://127.0.0.1:1', 'not a url']) {
+      const warnings: string[] = [];
+      const log = { warn: (_: unknown, message: string) => void warnings.push(message), info() {} } as unknown as RedisStoreOptions['log'];
+      const store = redisCounterStore(url, { log });
+      try {
+        const counts = [];
+        for (let i = 0; i < 3; i++) counts.push((await store.hit('key:x', 60_000)).count);
+        assert.deepEqual(counts, [1, 2, 3], `${url}: counted in memory`);
+        assert.equal((await store.peek('key:x')).count, 3);
+        assert.equal(store.health(), 'degraded');
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        assert.equal(warnings.length, 1, `${url}: one warning for the outage, however many reconnects: ${warnings}`);
+      } finally {
+        await store.close();
+      }
     }
   });
 });

@@ -112,9 +112,12 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
     : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'request_timeout', 'the request did not arrive in time']
     : [400, 'bad_request', 'malformed HTTP request'];
   const body = JSON.stringify({ error: { code, message } });
-  if (socket.writable) {
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-  }
-  socket.destroy(error);
+  if (!socket.writable) return void socket.destroy();
+  // end() rather than destroy(), which would reset the connection and may discard the answer at the client.
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  setTimeout(() => socket.destroy(), CLIENT_ERROR_LINGER_MS).unref();
 }
+
+// How long a refused connection may stay half open for the client to read the answer.
+const CLIENT_ERROR_LINGER_MS = 1000;
