@@ -13,7 +13,8 @@ async function run(command: string | undefined): Promise<number> {
     console.error(USAGE);
     return 2;
   }
-  const database = await connect(loadConfig());
+  // Operator commands may run long (a migration on a large database): no statement timeout.
+  const database = await connect(loadConfig(), { statementTimeoutMs: 0 });
   try {
     const applied = await migrate(database.db);
     if (command === 'migrate') {
