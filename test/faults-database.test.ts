@@ -193,6 +193,22 @@ describe('PostgreSQL failing under 10 concurrent writers', { skip: faultTestsSki
       `first 201 ${recoveryMs} ms after the start`);
   });
 
+  test('a connection string that points nowhere: the service runs, answers 503 at once, and keeps trying', async () => {
+    const nowhere = await startService({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/wms' });
+    try {
+      await sleep(1500);
+      assert.ok(nowhere.alive(), 'no crash, no exit');
+      const api = await request(nowhere, 'GET', '/api/v1/me', { key: adminKey });
+      assert.equal(api.status, 503);
+      assert.ok(api.ms < 1000, `answered in ${api.ms} ms`);
+      assert.equal((await request(nowhere, 'GET', '/readyz')).status, 503);
+      assert.match(nowhere.output(), /database unreachable at start/);
+    } finally {
+      nowhere.child.kill('SIGKILL');
+      await nowhere.exited;
+    }
+  });
+
   test('started before its database exists: 503 and /readyz 503, then migrates and serves by itself', async () => {
     const url = cluster.url.replace(/\/wms$/, '/wms_late');
     const late = await startService({ DATABASE_URL: url, WMS_DB_CONNECT_TIMEOUT_MS: '2000' });

@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import Fastify from 'fastify';
+import { inTransaction } from '../src/db/transaction.ts';
+import type { Actor } from '../src/http/auth.ts';
+import { sendError, toApiError } from '../src/http/errors.ts';
+import { registerIdempotency } from '../src/http/idempotency.ts';
 import { call, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
 
 let t: TestApp;
@@ -113,5 +118,48 @@ describe('Idempotency-Key', () => {
   test('a malformed Idempotency-Key is 400', async () => {
     expectError(await call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, headers: { 'idempotency-key': 'x'.repeat(300) }, body: { code: 'IDEM7', name: 'A' } }), 400, 'bad_request');
     assert.equal(await partnersWithCode('IDEM7'), 0);
+  });
+});
+
+describe('an idempotent request is one transaction', () => {
+  /** A bare app with the idempotency hooks and one route that does its work, then fails when asked to. */
+  async function appWithWork() {
+    const keyId = (await t.db.selectFrom('api_keys').select('id').executeTakeFirstOrThrow()).id;
+    const app = Fastify();
+    app.decorateRequest('actor', null);
+    app.decorateRequest('idempotencyClaim', null);
+    app.addHook('onRequest', (request, _reply, done) => {
+      request.actor = { apiKeyId: keyId } as Actor;
+      done();
+    });
+    app.setErrorHandler((error, request, reply) => sendError(reply, toApiError(error as Error, request)));
+    registerIdempotency(app, t.db);
+    app.post('/work', async (request, reply) => {
+      const { code, fail } = request.body as { code: string; fail: boolean };
+      await inTransaction(t.db, (tx) => tx.insertInto('manufacturers').values({ code, name: code }).execute());
+      if (fail) throw new Error('failed after the work');
+      return reply.code(201).send({ data: { code } });
+    });
+    return app;
+  }
+
+  test('a failure after the work undoes the work and records nothing; without a key the work stays', async () => {
+    const app = await appWithWork();
+    try {
+      const post = (body: object, key?: string) =>
+        app.inject({ method: 'POST', url: '/work', payload: body, headers: key ? { 'idempotency-key': key } : {} });
+      assert.equal((await post({ code: 'TXN1', fail: true }, 'txn-1')).statusCode, 500);
+      assert.equal(await partnersWithCode('TXN1'), 0, 'the work rolled back with the request');
+      assert.equal((await t.db.selectFrom('idempotency_keys').select('idempotency_key').where('idempotency_key', '=', 'txn-1').execute()).length, 0);
+      const retry = await post({ code: 'TXN1', fail: false }, 'txn-1');
+      assert.equal(retry.statusCode, 201);
+      assert.equal(await partnersWithCode('TXN1'), 1);
+      assert.equal((await post({ code: 'TXN1', fail: false }, 'txn-1')).headers['idempotent-replayed'], 'true');
+
+      assert.equal((await post({ code: 'TXN2', fail: true })).statusCode, 500);
+      assert.equal(await partnersWithCode('TXN2'), 1, 'without a key the work committed on its own');
+    } finally {
+      await app.close();
+    }
   });
 });
