@@ -44,6 +44,8 @@ export interface AppDeps {
   counters: CounterStore;
   /** The database's NOTIFY listener; without it every request looks its key up in the database. */
   listen?: Database['listen'];
+  /** The readiness probe of the database (absent: a `select 1` through the request pool). */
+  ping?: Database['ping'];
   logger?: FastifyServerOptions['logger'];
   /** The process's own logger (main), shared with what runs outside requests. */
   loggerInstance?: FastifyBaseLogger;
@@ -76,10 +78,10 @@ const API_DESCRIPTION =
 
 const READY_CHECK_TIMEOUT_MS = 2000;
 
-/** Whether the database answers a trivial query within two seconds (a frozen server must not hang the probe). */
-async function databaseAnswers(db: Kysely<DB>): Promise<boolean> {
+/** `select 1` through the request pool, given up after the time (a frozen server must not hang the probe). */
+async function pingThroughPool(db: Kysely<DB>, timeoutMs: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => (timer = setTimeout(resolve, READY_CHECK_TIMEOUT_MS, false)));
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(resolve, timeoutMs, false)));
   const query = sql`select 1`.execute(db).then(() => true, () => false);
   try {
     return await Promise.race([query, timeout]);
@@ -177,7 +179,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ data: { status: 'ok' } }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     const redis = deps.counters.health();
-    if (!(await databaseAnswers(db))) return sendError(reply, unavailable('the database is unreachable', { database: 'unavailable', redis }));
+    const answers = deps.ping ? await deps.ping(READY_CHECK_TIMEOUT_MS) : await pingThroughPool(db, READY_CHECK_TIMEOUT_MS);
+    if (!answers) return sendError(reply, unavailable('the database is unreachable', { database: 'unavailable', redis }));
     return { data: { status: 'ready', database: 'ok', redis } };
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -58,7 +58,9 @@ async function main() {
   const database = await connect(config);
   const counters = config.redisUrl ? redisCounterStore(config.redisUrl, { log }) : memoryCounterStore();
   let ready = false;
-  const app = await buildApp({ config, db: database.db, counters, listen: database.listen, loggerInstance: log, databaseReady: () => ready });
+  const app = await buildApp({
+    config, db: database.db, counters, listen: database.listen, ping: database.ping, loggerInstance: log, databaseReady: () => ready,
+  });
 
   const pruner = setInterval(() => pruneIdempotencyKeys(database.db).catch((err) => log.warn({ err }, 'idempotency prune failed')), 3_600_000);
   pruner.unref();
@@ -68,13 +70,16 @@ async function main() {
     if (stopping) return;
     stopping = true;
     log.info({ signal, deadlineMs: config.shutdownTimeoutMs }, 'stopping');
-    // Requests in flight get until the deadline; a hung dependency must not keep the process alive past it.
+    // Requests in flight get until the deadline; a hung dependency must not keep the process alive past it. Once they
+    // are done, only connections are left to close, and giving up on a frozen server's goodbye is a clean stop.
+    let requestsDone = false;
     setTimeout(() => {
-      log.error('shutdown deadline passed with requests still open; exiting');
-      process.exit(1);
+      log.error(requestsDone ? 'shutdown deadline passed while closing connections; exiting' : 'shutdown deadline passed with requests still open; exiting');
+      process.exit(requestsDone ? 0 : 1);
     }, config.shutdownTimeoutMs);
     clearInterval(pruner);
     await app.close();
+    requestsDone = true;
     await counters.close();
     await database.close();
     process.exit(0);

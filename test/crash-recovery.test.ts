@@ -26,9 +26,11 @@ describe('kill -9 in the middle of writes', { skip: onPostgres ? false : 'needs 
     assert.equal(answer.status, status, JSON.stringify(answer.body));
     return answer.body.data;
   };
-  /** Transactions of the service open right now (its connections to the database, not this test's). */
-  const requestsInFlight = async () => (await sql.query(`select count(*)::int as n from pg_stat_activity
-    where datname = current_database() and pid <> pg_backend_pid() and xact_start is not null`)).rows[0].n as number;
+  /** Whether a transaction of the service is writing into the table right now (it holds RowExclusiveLock on it). */
+  const writingInto = async (table: string) => (await sql.query(`select count(*)::int as n from pg_locks l
+    join pg_class c on c.oid = l.relation
+    where l.database = (select oid from pg_database where datname = current_database())
+      and c.relname = $1 and l.mode = 'RowExclusiveLock' and l.pid <> pg_backend_pid()`, [table])).rows[0].n > 0;
 
   async function restart() {
     service.child.kill('SIGKILL');
@@ -91,7 +93,8 @@ describe('kill -9 in the middle of writes', { skip: onPostgres ? false : 'needs 
 
     const headers = { 'idempotency-key': 'post-the-big-batch' };
     const posting = api('POST', `/receiving/${batchId}/post`, undefined, headers);
-    await waitFor(async () => (await requestsInFlight()) > 0, 10_000, 'the post to start its work');
+    // Killed while it writes the ledger: the work has begun and has not committed.
+    await waitFor(() => writingInto('inventory_movements'), 10_000, 'the post to write its movements');
     await restart();
     const cutOff = await posting;
     assert.equal(cutOff.status, 0, 'the post was cut off by the kill');
@@ -121,7 +124,7 @@ describe('kill -9 in the middle of writes', { skip: onPostgres ? false : 'needs 
     const headersOf = (i: number) => ({ 'idempotency-key': `order-${i}` });
     const answers: (Answer | undefined)[] = [];
     const sent = bodies.map((body, i) => api('POST', '/orders', body, headersOf(i)).then((answer) => (answers[i] = answer)));
-    await waitFor(async () => answers.some((a) => a?.status === 201) && (await requestsInFlight()) > 0, 15_000, 'orders both done and in progress');
+    await waitFor(async () => answers.some((a) => a?.status === 201) && (await writingInto('order_lines')), 15_000, 'orders both done and being written');
     await restart();
     await Promise.all(sent);
     const before = answers.map((a) => a!.status);

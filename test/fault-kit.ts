@@ -2,14 +2,15 @@
 // and the service itself as a child process (`node src/main.ts`), so that a crash or a kill is a real one.
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
-const PG_VERSION = '15';
+// The installed PostgreSQL major version, as .ci/run finds it.
+const PG_VERSION = existsSync('/etc/postgresql') ? readdirSync('/etc/postgresql').sort().at(-1)! : '15';
 
 /** Why the fault tests cannot run here, or false when they can (they need root for pg_createcluster, and redis-server). */
 export function faultTestsSkipped(): string | false {

@@ -20,6 +20,8 @@ const CONNECTION_MESSAGES = [
   'Query read timeout',
   'is not queryable',
   'Cannot use a pool after calling end on the pool',
+  // Kysely, for a query made after the service began to close its database.
+  'driver has already been destroyed',
 ];
 
 export function isDatabaseUnavailable(error: unknown): boolean {

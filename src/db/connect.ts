@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Kysely, PostgresDialect, sql, type PostgresPool } from 'kysely';
 import pg from 'pg';
 import { isConnectionBroken } from './availability.ts';
 import { PGliteDialect } from './pglite-driver.ts';
@@ -16,6 +17,8 @@ export interface Database {
   kind: 'postgres' | 'pglite';
   /** Hears NOTIFYs on a channel; returns the function that stops listening. */
   listen(channel: string, handlers: ListenHandlers): Promise<() => Promise<void>>;
+  /** Whether the database answers `select 1` within the time, on a connection outside the request pool. */
+  ping(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -46,6 +49,8 @@ export interface PostgresOptions {
 const READ_TIMEOUT_MARGIN_MS = 5000;
 // A session left idle inside a transaction (its client vanished without closing the socket) gives up its locks.
 const IDLE_IN_TRANSACTION_MS = 60_000;
+// TCP keepalive probes start after this much silence, so a server lost to a network partition is noticed.
+const KEEPALIVE_AFTER_MS = 10_000;
 
 export function connectPostgres(url: string, options: PostgresOptions = {}): Database {
   const { poolSize = 10, connectTimeoutMs = 5000, statementTimeoutMs = 30_000 } = options;
@@ -58,6 +63,7 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
     query_timeout: statementTimeoutMs ? statementTimeoutMs + READ_TIMEOUT_MARGIN_MS : undefined,
     idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
     keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_AFTER_MS,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         parsers[oid] ?? pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
@@ -70,9 +76,32 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
     db,
     kind: 'postgres',
     listen: (channel, handlers) => listenOnServer(url, connectTimeoutMs, channel, handlers),
+    ping: (timeoutMs) => pingServer(url, timeoutMs),
     close: () => db.destroy(),
   };
 }
+
+/**
+ * A readiness probe on a connection of its own: a pool busy with requests must not make a healthy instance look down,
+ * and a frozen server must not hold a pooled connection for every probe.
+ */
+async function pingServer(url: string, timeoutMs: number): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    // Not awaited: a frozen server would not acknowledge the goodbye.
+    void client.end().catch(() => {});
+  }
+}
+
+// Giving up the LISTEN connection on shutdown waits this long at most for the server to acknowledge.
+const UNLISTEN_WAIT_MS = 1000;
 
 const RELISTEN_FIRST_MS = 250;
 const RELISTEN_MAX_MS = 5000;
@@ -96,7 +125,9 @@ async function listenOnServer(url: string, connectTimeoutMs: number, channel: st
   };
 
   async function open(): Promise<void> {
-    const candidate = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, keepAlive: true });
+    const candidate = new pg.Client({
+      connectionString: url, connectionTimeoutMillis: connectTimeoutMs, keepAlive: true, keepAliveInitialDelayMillis: KEEPALIVE_AFTER_MS,
+    });
     candidate.on('notification', () => handlers.notified());
     candidate.on('error', () => lost(candidate));
     candidate.on('end', () => lost(candidate));
@@ -120,7 +151,7 @@ async function listenOnServer(url: string, connectTimeoutMs: number, channel: st
     const last = client;
     client = null;
     handlers.listening(false);
-    await last?.end().catch(() => {});
+    if (last) await Promise.race([last.end().catch(() => {}), sleep(UNLISTEN_WAIT_MS)]);
   };
 }
 
@@ -145,7 +176,8 @@ function withPreparedStatements(pool: pg.Pool): PostgresPool {
       const client = await pool.connect();
       // The pool listens for errors only on idle clients: a checked-out one whose server goes away would otherwise
       // emit an unhandled 'error' and end the process. Such a client, or one whose query failed without an answer of
-      // the server, is destroyed on release instead of going back to the pool.
+      // the server, is destroyed on release instead of going back to the pool, and refuses further queries at once:
+      // after a read timeout the stuck query still holds it, and a rollback queued behind would wait out its own.
       let broken: Error | undefined;
       const onError = (error: Error) => (broken ??= error);
       client.on('error', onError);
@@ -154,10 +186,12 @@ function withPreparedStatements(pool: pg.Pool): PostgresPool {
         throw error;
       };
       return {
-        query: ((text: unknown, values?: unknown[]) =>
-          (typeof text === 'string' && values?.length && !PLANNED_PER_VALUE.test(text)
+        query: ((text: unknown, values?: unknown[]) => {
+          if (broken) return Promise.reject(broken);
+          return (typeof text === 'string' && values?.length && !PLANNED_PER_VALUE.test(text)
             ? client.query({ name: nameOf(text), text, values })
-            : client.query(text as string, values)).catch(noteFailure)) as never,
+            : client.query(text as string, values)).catch(noteFailure);
+        }) as never,
         release: () => {
           client.off('error', onError);
           client.release(broken);
@@ -180,6 +214,10 @@ export async function connectPGlite(dataDir: string | null): Promise<Database> {
     db,
     kind: 'pglite',
     // One process owns the data directory, so every change is this process's own: nothing can be missed.
+    ping: async () => {
+      await sql`select 1`.execute(db);
+      return true;
+    },
     listen: async (channel, handlers) => {
       const unlisten = await pglite.listen(channel, () => handlers.notified());
       handlers.listening(true);

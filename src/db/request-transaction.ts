@@ -15,6 +15,9 @@ interface Pin {
   connection: Promise<DatabaseConnection> | null;
   /** Names of the savepoints open on the connection, innermost last. */
   savepoints: string[];
+  /** Queries of the request still holding the connection: the transaction ends only after they have let go. */
+  inUse: number;
+  letGo: (() => void) | null;
   finished: boolean;
 }
 
@@ -32,12 +35,15 @@ export interface RequestTransaction {
 
 /** A transaction that opens on the first query made inside `run`. */
 export function requestTransaction(): RequestTransaction {
-  const pin: Pin = { driver: null, connection: null, savepoints: [], finished: false };
+  const pin: Pin = { driver: null, connection: null, savepoints: [], inUse: 0, letGo: null, finished: false };
   const end = async (statement: 'commit' | 'rollback') => {
     if (pin.finished) return;
+    // From here on, queries the request still starts go their own way (acquireConnection).
     pin.finished = true;
     if (!pin.connection || !pin.driver) return;
     const connection = await pin.connection;
+    // A query still running (one of several started together, say) must not be released after the connection is gone.
+    if (pin.inUse > 0) await new Promise<void>((resolve) => (pin.letGo = resolve));
     pinOf.delete(connection);
     try {
       await connection.executeQuery(CompiledQuery.raw(statement));
@@ -68,7 +74,11 @@ class RequestTransactionDriver implements Driver {
     if (!pin || pin.finished) return this.#inner.acquireConnection();
     pin.driver = this.#inner;
     pin.connection ??= this.#open(pin);
-    return pin.connection;
+    pin.inUse++;
+    return pin.connection.catch((error) => {
+      pin.inUse--;
+      throw error;
+    });
   }
 
   async #open(pin: Pin): Promise<DatabaseConnection> {
@@ -84,6 +94,8 @@ class RequestTransactionDriver implements Driver {
     return connection;
   }
 
+  // Inside a request transaction a service's transaction is a savepoint: it keeps the request's isolation level, and
+  // two of them at once on one request would share the stack of savepoint names (no service does that).
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     const pin = pinOf.get(connection);
     if (!pin) return this.#inner.beginTransaction(connection, settings);
@@ -107,8 +119,10 @@ class RequestTransactionDriver implements Driver {
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    const pin = pinOf.get(connection);
+    if (!pin) return this.#inner.releaseConnection(connection);
     // The request transaction gives its connection back when it ends.
-    if (!pinOf.has(connection)) await this.#inner.releaseConnection(connection);
+    if (--pin.inUse === 0) pin.letGo?.();
   }
 
   destroy() {

@@ -46,21 +46,25 @@ function withoutSecrets(payload: string, fields: string[] | undefined): string {
   return JSON.stringify(parsed);
 }
 
-/** The answer recorded for a key within the replay window, if any. */
+// A claim row of the earlier scheme (written before the work, its answer added after) younger than this may still be
+// running on an instance not yet upgraded: it counts as in progress. An older one is a crashed claim and is taken over.
+const LEGACY_CLAIM_TTL = sql`interval '10 minutes'`;
+
+/** What is recorded for a key within the replay window: an answer, or a claim of the earlier scheme still running. */
 async function recordedAnswer(db: Kysely<DB>, apiKeyId: string, key: string) {
   return db
     .selectFrom('idempotency_keys')
     .select(['request_hash', 'status_code', 'response_body'])
+    .select(sql<boolean>`status_code is null and created_at >= now() - ${LEGACY_CLAIM_TTL}`.as('legacy_in_progress'))
     .where('api_key_id', '=', apiKeyId)
     .where('idempotency_key', '=', key)
     .where('created_at', '>=', sql<Date>`now() - ${REPLAY_WINDOW}`)
-    // Rows of the earlier scheme that never got their answer are not answers.
-    .where('status_code', 'is not', null)
+    .where((eb) => eb.or([eb('status_code', 'is not', null), eb('created_at', '>=', sql<Date>`now() - ${LEGACY_CLAIM_TTL}`)]))
     .executeTakeFirst();
 }
 
 /**
- * Idempotency on the POST routes registered after this (the others never pay for its hooks).
+ * Idempotency on the POST routes registered after this (other routes pay only for an onResponse check).
  *
  * A request with a key runs as one request transaction (src/db/request-transaction.ts) that first takes a
  * transaction-scoped advisory lock on the key. A request that finds the lock taken is a concurrent duplicate (409); one
@@ -77,6 +81,7 @@ export function registerIdempotency(app: FastifyInstance, db: Kysely<DB>): void 
       select pg_try_advisory_xact_lock(hashtextextended(${`${apiKeyId}:${key}`}, 0)) as locked`.execute(db);
     if (!rows[0]!.locked) throw conflict('a request with this Idempotency-Key is still in progress');
     const first = await recordedAnswer(db, apiKeyId, key);
+    if (first?.legacy_in_progress) throw conflict('a request with this Idempotency-Key is still in progress');
     if (!first) {
       request.idempotencyClaim = { apiKeyId, key, hash, transaction };
       return false;
@@ -117,8 +122,8 @@ export function registerIdempotency(app: FastifyInstance, db: Kysely<DB>): void 
       await transaction.rollback().catch(() => {});
       return payload;
     }
-    const body = typeof payload === 'string' && payload ? withoutSecrets(payload, request.routeOptions.config.secretFields) : null;
     try {
+      const body = typeof payload === 'string' && payload ? withoutSecrets(payload, request.routeOptions.config.secretFields) : null;
       await transaction.run(() => db
         .insertInto('idempotency_keys')
         .values({
@@ -131,7 +136,7 @@ export function registerIdempotency(app: FastifyInstance, db: Kysely<DB>): void 
         .execute());
     } catch (error) {
       await transaction.rollback().catch(() => {});
-      // A refusal whose request had already failed a statement did nothing: it goes out, unrecorded.
+      // A refusal whose request had already failed a statement did nothing: it goes out, unrecorded (a retry asks again).
       if ((error as { code?: string }).code === IN_FAILED_TRANSACTION && reply.statusCode >= 400) return payload;
       return failedAnswer(request, reply, error);
     }
@@ -144,23 +149,28 @@ export function registerIdempotency(app: FastifyInstance, db: Kysely<DB>): void 
     return payload;
   };
 
+  // An answer that never got as far as onSend (the client went away) must not leave its transaction open.
+  const abandon = (request: FastifyRequest, done: () => void) => {
+    const claim = request.idempotencyClaim;
+    request.idempotencyClaim = null;
+    if (!claim) return done();
+    claim.transaction.rollback().catch(() => {}).finally(() => done());
+  };
+
   app.addHook('onRoute', (route) => {
     if (![route.method].flat().includes('POST')) return;
     route.preHandler = [...[route.preHandler ?? []].flat(), enterRequestTransaction] as typeof route.preHandler;
     // First of the route's onSend hooks: the work commits before anything else reacts to the answer.
     route.onSend = [recordAndCommit, ...[route.onSend ?? []].flat()] as typeof route.onSend;
   });
-  // The answer never got as far as onSend (the client went away): the transaction must not stay open.
-  app.addHook('onResponse', (request, _reply, done) => {
-    const claim = request.idempotencyClaim;
-    request.idempotencyClaim = null;
-    if (!claim) return done();
-    claim.transaction.rollback().catch(() => {}).finally(() => done());
-  });
+  app.addHook('onResponse', (request, _reply, done) => abandon(request, done));
+  app.addHook('onRequestAbort', abandon);
 }
 
 function failedAnswer(request: FastifyRequest, reply: FastifyReply, error: unknown): string {
   const failure = toApiError(error as Error, request);
+  // Headers of the answer it replaces (a Location of a record that may not exist) must not go out with it.
+  reply.removeHeader('location');
   reply.code(failure.status).headers(failure.headers);
   return JSON.stringify({ error: { code: failure.code, message: failure.message } });
 }

@@ -93,13 +93,15 @@ export function redisCounterStore(url: string, options: RedisStoreOptions): Coun
   }
 
   let up = false;
+  let closed = false;
   let outageLogged = false;
   let probe: NodeJS.Timeout | undefined;
   const down = (error: unknown) => {
+    if (closed) return;
     if (!outageLogged) log.warn({ err: error }, 'Redis unavailable: rate limits are counted per instance until it answers again');
     outageLogged = true;
     up = false;
-    probe ??= setInterval(() => void redis.ping().then(back, () => {}), PROBE_EVERY_MS);
+    probe ??= setInterval(() => void redis.ping().then(back, () => {}), PROBE_EVERY_MS).unref();
   };
   const back = () => {
     if (outageLogged) log.info('Redis answers again: rate limits are shared again');
@@ -130,8 +132,10 @@ export function redisCounterStore(url: string, options: RedisStoreOptions): Coun
       const [count, ttl] = await Promise.all([redis.get(prefix + bucket), redis.pttl(prefix + bucket)]);
       return { count: Number(count ?? 0), resetMs: Math.max(0, ttl) };
     }, () => local.peek(bucket)),
+    // Also 'degraded' in the moment before the first connection is ready: counts start in memory.
     health: () => (up ? 'redis' : 'degraded'),
     async close() {
+      closed = true;
       clearInterval(probe);
       redis.disconnect();
       await local.close();
