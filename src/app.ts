@@ -10,7 +10,7 @@ import type { DB } from './db/schema.ts';
 import { actorCache, AUTH_CHANNEL } from './http/actor-cache.ts';
 import { registerAuth, API_PREFIX } from './http/auth.ts';
 import { renderDocsPage } from './http/docs-page.ts';
-import { answerClientError, ApiError, sendError, toApiError, unavailable } from './http/errors.ts';
+import { answerClientError, answerUnknownExpectation, ApiError, sendError, toApiError, unavailable } from './http/errors.ts';
 import { Closed } from './http/schemas.ts';
 import { registerIdempotency } from './http/idempotency.ts';
 import { registerReadCache, type ReadCache } from './http/read-cache.ts';
@@ -107,7 +107,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     clientErrorHandler: answerClientError,
     // Requests during shutdown are answered by the hook below, in the envelope.
     return503OnClosing: false,
+    // Node would answer a request without Host itself, with an empty 400; no route here depends on the host.
+    http: { requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // Node answers an Expect header it does not know (anything but 100-continue) itself, with a bare 417: the envelope.
+  app.server.on('checkExpectation', answerUnknownExpectation);
 
   app.setValidatorCompiler(validatorCompiler);
   // Response schemas document and (in tests) check the shape; they never filter it, so no key is silently dropped.

@@ -68,6 +68,15 @@ describe('errors Node raises before Fastify', () => {
     assert.equal(answer.body.error.code, 'bad_request');
   });
 
+  test('an unknown Expect: 417 expectation_failed in the envelope; a request without Host is served', async () => {
+    const expect = parseResponse(await rawExchange(url, ['GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nConnection: close\r\n\r\n']));
+    assert.equal(expect.status, 417);
+    assert.equal(expect.body.error.code, 'expectation_failed');
+    const hostless = parseResponse(await rawExchange(url, ['GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n']));
+    assert.equal(hostless.status, 200);
+    assert.deepEqual(hostless.body, { data: { status: 'ok' } });
+  });
+
   test('a method a path does not have is 404 not_found naming both (Fastify answers no 405)', async () => {
     const answer = await call(t.app, 'DELETE', '/api/v1/items', { key: t.adminKey });
     expectError(answer, 404, 'not_found');

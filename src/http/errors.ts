@@ -1,5 +1,6 @@
 // The error envelope {error:{code,message,details?}} and the one place where failures become HTTP answers.
 import { STATUS_CODES } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/availability.ts';
@@ -121,3 +122,10 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
 
 // How long a refused connection may stay half open for the client to read the answer.
 const CLIENT_ERROR_LINGER_MS = 1000;
+
+/** An Expect header other than 100-continue, which Node would refuse with a bare 417 of its own. */
+export function answerUnknownExpectation(_request: IncomingMessage, response: ServerResponse): void {
+  const body = JSON.stringify({ error: { code: 'expectation_failed', message: 'the only Expect this service meets is 100-continue' } });
+  response.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+  response.end(body);
+}
