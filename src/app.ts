@@ -23,6 +23,7 @@ import { apiKeyRoutes } from './modules/api-keys/routes.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
 import { customerRoutes } from './modules/customers/routes.ts';
 import { cycleCountRoutes } from './modules/cycle-counts/routes.ts';
+import { directoryStore } from './modules/documents/storage.ts';
 import { inventoryRoutes } from './modules/inventory/routes.ts';
 import { itemRoutes } from './modules/items/routes.ts';
 import { locationRoutes } from './modules/locations/routes.ts';
@@ -202,7 +203,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   app.decorate('readCache', registerReadCache(app, db, config.readCacheBytes));
 
-  const moduleDeps: ModuleDeps = { db, config };
+  const moduleDeps: ModuleDeps = { db, config, documents: directoryStore(config.documentsDir) };
   await inviteRoutes(app, moduleDeps);
   await app.register(async (api) => {
     registerAuth(api, {

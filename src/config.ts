@@ -1,4 +1,5 @@
 // Environment -> one typed, validated object. Everything the service reads from the environment is read here.
+import { join } from 'node:path';
 
 export interface Config {
   host: string;
@@ -27,6 +28,10 @@ export interface Config {
   readCacheBytes: number;
   /** Proxies whose X-Forwarded-For is believed: a hop count or a list of addresses/CIDRs; false trusts none. */
   trustProxy: number | string | false;
+  /** Where uploaded and generated document files are kept (the database holds only their metadata). */
+  documentsDir: string;
+  /** Largest document file accepted by an upload (413 above). */
+  documentMaxBytes: number;
 }
 
 export class ConfigError extends Error {}
@@ -55,6 +60,7 @@ function trustedProxies(value: string | null): number | string | false {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const dataDir = text(env, 'WMS_DATA_DIR') ?? './data';
   const host = text(env, 'HOST') ?? '127.0.0.1';
   const port = integer(env, 'PORT', 8080, 0);
   const databaseUrl = text(env, 'DATABASE_URL');
@@ -69,7 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host,
     port,
     databaseUrl,
-    dataDir: text(env, 'WMS_DATA_DIR') ?? './data',
+    dataDir,
     bootstrapAdminKey,
     publicUrl: (text(env, 'WMS_PUBLIC_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, ''),
     redisUrl: text(env, 'REDIS_URL'),
@@ -84,5 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: integer(env, 'WMS_SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     readCacheBytes: integer(env, 'WMS_READ_CACHE_MB', 64, 0) * 1_048_576,
     trustProxy: trustedProxies(text(env, 'WMS_TRUST_PROXY')),
+    documentsDir: text(env, 'WMS_DOCUMENTS_DIR') ?? join(dataDir, 'documents'),
+    documentMaxBytes: integer(env, 'WMS_DOCUMENT_MAX_BYTES', 10 * 1_048_576, 1),
   };
 }

@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
 import type { DB } from '../db/schema.ts';
+import type { DocumentStore } from '../modules/documents/storage.ts';
 
 /** The Fastify instance every module registers its routes on. */
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -12,4 +13,6 @@ export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerRespo
 export interface ModuleDeps {
   db: Kysely<DB>;
   config: Config;
+  /** Where document files are kept (src/modules/documents/storage.ts); storeDocument takes it. */
+  documents: DocumentStore;
 }
