@@ -23,6 +23,7 @@ import { apiKeyRoutes } from './modules/api-keys/routes.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
 import { customerRoutes } from './modules/customers/routes.ts';
 import { cycleCountRoutes } from './modules/cycle-counts/routes.ts';
+import { documentRoutes } from './modules/documents/routes.ts';
 import { directoryStore } from './modules/documents/storage.ts';
 import { inventoryRoutes } from './modules/inventory/routes.ts';
 import { itemRoutes } from './modules/items/routes.ts';
@@ -231,6 +232,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await contactRoutes(api as App, moduleDeps);
     await receivingRoutes(api as App, moduleDeps);
     await cycleCountRoutes(api as App, moduleDeps);
+    await documentRoutes(api as App, moduleDeps);
   }, { prefix: API_PREFIX });
 
   return app;

@@ -59,6 +59,7 @@ test('documents every route the app serves, each with responses, and a body sche
     'get /api/v1/cycle-counts', 'post /api/v1/cycle-counts', 'get /api/v1/cycle-counts/{id}', 'post /api/v1/cycle-counts/{id}/start',
     'post /api/v1/cycle-counts/{id}/counts', 'post /api/v1/cycle-counts/{id}/lines/{lineId}/approve',
     'post /api/v1/cycle-counts/{id}/complete', 'post /api/v1/cycle-counts/{id}/cancel',
+    'post /api/v1/documents', 'get /api/v1/documents/{id}', 'get /api/v1/documents/{id}/download',
   ];
   const documented = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods as object).map((m) => `${m} ${path}`));
   assert.deepEqual([...documented].sort(), [...expected].sort());
@@ -67,8 +68,8 @@ test('documents every route the app serves, each with responses, and a body sche
       const success = Object.keys(op.responses).filter((status) => /^2/.test(status));
       assert.equal(success.length, 1, `${method} ${path} documents one success response`);
       assert.ok(op.responses['4XX'] ?? op.responses['4xx'], `${method} ${path} documents its errors`);
-      // Actions without input (verify, post, start, hide, ...) take no body; the file import takes a file.
-      if (['post', 'patch', 'put'].includes(method) && !/deactivate|reactivate|invite$|retire$|hide$|release$|bill$|close$|\/(pass|waive|verify|reopen|post|start|complete|cancel|approve)$|import-file$/.test(path)) {
+      // Actions without input (verify, post, start, hide, ...) take no body; the file import and the document upload take a file.
+      if (['post', 'patch', 'put'].includes(method) && !/deactivate|reactivate|invite$|retire$|hide$|release$|bill$|close$|\/(pass|waive|verify|reopen|post|start|complete|cancel|approve)$|import-file$|\/documents$/.test(path)) {
         assert.ok(op.requestBody?.content?.['application/json']?.schema, `${method} ${path} has a request body schema`);
       }
       if (path.startsWith('/api/v1/')) assert.deepEqual(op.security, [{ bearerAuth: [] }]);
@@ -80,6 +81,15 @@ test('the file import takes text/csv or XLSX, not JSON', () => {
   const content = doc.paths['/api/v1/receiving/import-file'].post.requestBody.content;
   assert.deepEqual(Object.keys(content).sort(), ['application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'text/csv']);
   assert.deepEqual(content['text/csv'].schema, { type: 'string', format: 'binary' });
+});
+
+test('the document upload is a multipart form with one binary file; the download is binary', () => {
+  const content = doc.paths['/api/v1/documents'].post.requestBody.content;
+  assert.deepEqual(Object.keys(content), ['multipart/form-data']);
+  assert.deepEqual(content['multipart/form-data'].schema.properties.file, { type: 'string', format: 'binary', description: 'The one file, with its file name.' });
+  assert.deepEqual(content['multipart/form-data'].schema.required, ['entity_type', 'entity_id', 'file']);
+  const download = doc.paths['/api/v1/documents/{id}/download'].get.responses['200'].content;
+  assert.deepEqual(download['application/pdf'].schema, { type: 'string', format: 'binary' });
 });
 
 test('tells the permission a route checks', () => {
