@@ -16,12 +16,13 @@ import { registerIdempotency } from './http/idempotency.ts';
 import { registerReadCache, type ReadCache } from './http/read-cache.ts';
 import type { CounterStore } from './http/rate-limit.ts';
 import type { App, ModuleDeps } from './http/types.ts';
-import { checkResponseShape, formatSchemaErrors, validatorCompiler } from './http/validation.ts';
+import { checkResponseShape, defaultEmptyBody, formatSchemaErrors, validatorCompiler } from './http/validation.ts';
 import { accountRoutes } from './modules/account/routes.ts';
 import { adminRoutes, inviteRoutes } from './modules/admin/routes.ts';
 import { apiKeyRoutes } from './modules/api-keys/routes.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
 import { customerRoutes } from './modules/customers/routes.ts';
+import { exceptionRoutes } from './modules/exceptions/routes.ts';
 import { cycleCountRoutes } from './modules/cycle-counts/routes.ts';
 import { documentRoutes } from './modules/documents/routes.ts';
 import { directoryStore } from './modules/documents/storage.ts';
@@ -30,6 +31,7 @@ import { itemRoutes } from './modules/items/routes.ts';
 import { locationRoutes } from './modules/locations/routes.ts';
 import { manufacturerRoutes } from './modules/manufacturers/routes.ts';
 import { orderRoutes } from './modules/orders/routes.ts';
+import { pickingRoutes } from './modules/picking/routes.ts';
 import { receivingRoutes } from './modules/receiving/routes.ts';
 import { shipViaRoutes } from './modules/ship-via/routes.ts';
 import { warehouseRoutes } from './modules/warehouses/routes.ts';
@@ -157,6 +159,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   if (deps.checkResponses) app.addHook('onSend', checkResponseShape);
 
   app.addHook('onRoute', (route) => {
+    if (route.config?.optionalBody) route.preValidation = [...[route.preValidation ?? []].flat(), defaultEmptyBody] as typeof route.preValidation;
     // A route without query parameters still refuses unknown ones (a typo must not be silently ignored).
     if (!route.schema?.hide && !route.schema?.querystring) route.schema = { ...route.schema, querystring: Closed({}) };
     // Every /api/v1 route is documented as needing the bearer key, with the permission it checks.
@@ -233,6 +236,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await receivingRoutes(api as App, moduleDeps);
     await cycleCountRoutes(api as App, moduleDeps);
     await documentRoutes(api as App, moduleDeps);
+    await pickingRoutes(api as App, moduleDeps);
+    await exceptionRoutes(api as App, moduleDeps);
   }, { prefix: API_PREFIX });
 
   return app;

@@ -55,6 +55,14 @@ describe('generate and read', () => {
     assert.ok(one.lines.every((l) => l.item_id === one.lines[0]!.item_id));
     assert.equal(((await api('POST', '/cycle-counts')).status), 201, 'num_items defaults to 10');
     for (const body of [{ num_items: 0 }, { num_items: 'ten' }, { num_items: 501 }, { size: 3 }]) expectError(await api('POST', '/cycle-counts', body), 400, 'bad_request');
+    // Leaving the body out is the default sample; a body that is sent must be an object, JSON null included.
+    const before = (await t.db.selectFrom('cycle_count_batches').select('id').execute()).length;
+    for (const payload of ['null', '[]', '7']) {
+      const refused = await t.app.inject({ method: 'POST', url: '/api/v1/cycle-counts', payload, headers: { authorization: `Bearer ${t.adminKey}`, 'content-type': 'application/json' } });
+      assert.equal(refused.statusCode, 400, `${payload}: ${refused.body}`);
+      assert.equal(JSON.parse(refused.body).error.code, 'bad_request');
+    }
+    assert.equal((await t.db.selectFrom('cycle_count_batches').select('id').execute()).length, before, 'no batch from a refused body');
     expectError(await api('GET', '/cycle-counts/00000000-0000-4000-8000-000000000000'), 404, 'not_found');
   });
 

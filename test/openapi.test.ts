@@ -60,6 +60,17 @@ test('documents every route the app serves, each with responses, and a body sche
     'post /api/v1/cycle-counts/{id}/counts', 'post /api/v1/cycle-counts/{id}/lines/{lineId}/approve',
     'post /api/v1/cycle-counts/{id}/complete', 'post /api/v1/cycle-counts/{id}/cancel',
     'post /api/v1/documents', 'get /api/v1/documents/{id}', 'get /api/v1/documents/{id}/download',
+    'post /api/v1/pick-batches', 'get /api/v1/pick-batches', 'get /api/v1/pick-batches/{id}',
+    'post /api/v1/pick-batches/{id}/lines/{lineId}/pick', 'post /api/v1/pick-batches/{id}/lines/{lineId}/short',
+    'post /api/v1/pick-batches/{id}/lines/{lineId}/mispick', 'post /api/v1/pick-batches/{id}/lines/{lineId}/quality',
+    'post /api/v1/pick-batches/{id}/lines/{lineId}/verify', 'post /api/v1/pick-batches/{id}/complete', 'post /api/v1/pick-batches/{id}/pack',
+    'post /api/v1/pick-batches/{id}/cancel', 'post /api/v1/pick-batches/{id}/stage', 'post /api/v1/pick-batches/{id}/parcels',
+    'delete /api/v1/pick-batches/{id}/parcels/{parcelId}', 'put /api/v1/pick-batches/{id}/tracking',
+    'post /api/v1/pick-batches/{id}/flag-tracking', 'post /api/v1/pick-batches/{id}/ship', 'post /api/v1/orders/{id}/pickup',
+    'get /api/v1/exceptions', 'get /api/v1/exceptions/{id}', 'get /api/v1/exceptions/mispicks/{id}', 'get /api/v1/exceptions/quality/{id}',
+    'post /api/v1/exceptions/{id}/review', 'post /api/v1/exceptions/mispicks/{id}/review', 'post /api/v1/exceptions/quality/{id}/review',
+    'post /api/v1/exceptions/{id}/await-supply-partner', 'post /api/v1/exceptions/mispicks/{id}/await-supply-partner',
+    'post /api/v1/exceptions/quality/{id}/await-supply-partner',
   ];
   const documented = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods as object).map((m) => `${m} ${path}`));
   assert.deepEqual([...documented].sort(), [...expected].sort());
@@ -69,7 +80,7 @@ test('documents every route the app serves, each with responses, and a body sche
       assert.equal(success.length, 1, `${method} ${path} documents one success response`);
       assert.ok(op.responses['4XX'] ?? op.responses['4xx'], `${method} ${path} documents its errors`);
       // Actions without input (verify, post, start, hide, ...) take no body; the file import and the document upload take a file.
-      if (['post', 'patch', 'put'].includes(method) && !/deactivate|reactivate|invite$|retire$|hide$|release$|bill$|close$|\/(pass|waive|verify|reopen|post|start|complete|cancel|approve)$|import-file$|\/documents$/.test(path)) {
+      if (['post', 'patch', 'put'].includes(method) && !/deactivate|reactivate|invite$|retire$|hide$|release$|bill$|close$|\/(pass|waive|verify|reopen|post|start|complete|cancel|approve|pack|flag-tracking)$|import-file$|\/documents$/.test(path)) {
         assert.ok(op.requestBody?.content?.['application/json']?.schema, `${method} ${path} has a request body schema`);
       }
       if (path.startsWith('/api/v1/')) assert.deepEqual(op.security, [{ bearerAuth: [] }]);

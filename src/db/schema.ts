@@ -512,6 +512,32 @@ export interface PickBatchesTable {
   created_by: string | null;
   created_at: CreatedAt;
   updated_at: Timestamp;
+  last_parcel_seq: Generated<number>;
+  staged_loc_type: 'staging' | 'shipping' | null;
+  completed_at: Date | null;
+  shipped_at: Date | null;
+  shipped_by: string | null;
+  cancelled_at: Date | null;
+}
+
+export type PickLineStatus = 'pending' | 'picked' | 'short' | 'skipped';
+
+export interface PickBatchLinesTable {
+  id: Generated<string>;
+  pick_batch_id: string;
+  order_line_id: string;
+  item_id: string;
+  location_id: string | null;
+  bin_location: string | null;
+  qty_to_pick: number;
+  qty_picked: Generated<number>;
+  qty_short: Generated<number>;
+  status: Generated<PickLineStatus>;
+  short_reason: string | null;
+  pack_verified_at: Date | null;
+  pack_verified_by: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
 }
 
 export interface PickBatchParcelsTable {
@@ -540,6 +566,10 @@ export interface PickExceptionsTable {
   actual_qty: number | null;
   created_at: CreatedAt;
   updated_at: Timestamp;
+  pick_batch_line_id: string | null;
+  created_by: string | null;
+  reviewed_at: Date | null;
+  reviewed_by: string | null;
 }
 
 export interface OrderBlocksTable {
@@ -603,6 +633,7 @@ export interface DB {
   order_lines: OrderLinesTable;
   pick_batches: PickBatchesTable;
   pick_batch_parcels: PickBatchParcelsTable;
+  pick_batch_lines: PickBatchLinesTable;
   pick_exceptions: PickExceptionsTable;
   order_blocks: OrderBlocksTable;
   documents: DocumentsTable;

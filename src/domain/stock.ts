@@ -298,6 +298,24 @@ export async function commitStock(tx: Transaction<DB>, commitments: Commitment[]
     { details: { item_id: refused.itemId } });
 }
 
+/**
+ * Shipping: picked units leave the bin they were picked from as a shipment movement, and on-hand and qty_committed fall
+ * together (the units were committed to the order line that ships them).
+ */
+export async function shipStock(
+  tx: Transaction<DB>,
+  author: StockAuthor,
+  shipment: { itemId: string; locationId: string; quantity: number; reason: string; pickBatchId: string },
+): Promise<MovementRow> {
+  if (!Number.isInteger(shipment.quantity) || shipment.quantity <= 0) throw invalidRequest('a shipment is a positive number of units');
+  const movement = await writeMovement(tx, author, {
+    itemId: shipment.itemId, locationId: shipment.locationId, quantity: -shipment.quantity, movementType: 'shipment',
+    reason: shipment.reason, referenceType: 'pick_batch', referenceId: shipment.pickBatchId,
+  });
+  await releaseCommitment(tx, { itemId: shipment.itemId, quantity: shipment.quantity });
+  return movement;
+}
+
 /** Gives committed units back (a cancelled order, a deleted line): qty_committed falls by exactly what was committed. */
 export async function releaseCommitment(tx: Transaction<DB>, release: { itemId: string; quantity: number }): Promise<void> {
   if (release.quantity === 0) return;

@@ -5,6 +5,19 @@ import type { FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastif
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The body may be left out (it then reads as {}); a body that is sent is validated as any other, JSON null included. */
+    optionalBody?: boolean;
+  }
+}
+
+/** preValidation of routes whose body is optional: no body at all reads as {}; `null` stays null and is refused. */
+export function defaultEmptyBody(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  if (request.body === undefined) request.body = {};
+  done();
+}
+
 function makeAjv(coerceTypes: boolean | 'array', useDefaults: boolean): Ajv {
   const ajv = new Ajv({ allErrors: false, coerceTypes, useDefaults, removeAdditional: false, strict: false });
   addFormats(ajv);

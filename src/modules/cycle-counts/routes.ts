@@ -27,11 +27,8 @@ export async function cycleCountRoutes(app: App, { db }: ModuleDeps) {
   });
 
   app.post('/cycle-counts', {
-    config: count,
-    // The body is optional: no body means the default sample.
-    preValidation: async (request) => {
-      request.body ??= {};
-    },
+    // No body means the default sample.
+    config: { ...count, optionalBody: true },
     schema: {
       tags, summary: 'Generate a draft batch over a random sample of items with stock',
       description: `${staffOnly} One line per available bin of each sampled item, system_qty its quantity now. No item with stock: 422 invalid_request.`,

@@ -198,7 +198,7 @@ const ExceptionSummary = Closed({
   actual_qty: Nullable(Type.Integer()),
 });
 
-const OrderBlock = Closed({
+export const OrderBlock = Closed({
   id: Uuid,
   order_id: Uuid,
   kind: Type.Enum(['short_pick', 'mispick', 'quality']),

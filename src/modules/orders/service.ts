@@ -304,3 +304,33 @@ export async function deleteLine(db: Kysely<DB>, actor: Actor, id: string, lineI
     await followDirectShipments(tx, actor, order);
   });
 }
+
+/** The order detail every order operation answers with, for other modules' operations on an order. */
+export function readOrderDetail(tx: Transaction<DB>, actor: Actor, id: string): Promise<OrderResponse> {
+  return readOrder(tx, actor, id, 'detail');
+}
+
+/**
+ * Locks an order that a batch is about to ship from (the key's partner scope applies when an actor is given): it must
+ * be released or partial and have no open block (422 invalid_status naming it).
+ */
+export async function lockOrderForShipping(tx: Transaction<DB>, id: string, actor?: Actor): Promise<OrderRow> {
+  const order = actor ? await lockOrder(tx, actor, id) : await tx.selectFrom('orders').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
+  assertStatus(order, ['released', 'partial'], 'ship from');
+  const block = await tx.selectFrom('order_blocks').select(['id', 'kind']).where('order_id', '=', id).where('status', '=', 'open').orderBy('created_at').executeTakeFirst();
+  if (block) throw invalidStatus(`the order has an open ${block.kind} block (${block.id}); review its exception first`);
+  return order;
+}
+
+/** After a batch shipped: shipped when every line has shipped all it ordered (direct portions included), else partial. */
+export async function followWarehouseShipment(tx: Transaction<DB>, actor: Actor, order: OrderRow): Promise<void> {
+  const open = await tx.selectFrom('order_lines').select('id').where('order_id', '=', order.id).whereRef('qty_shipped', '<', 'qty_ordered').limit(1).execute();
+  const status: OrderStatus = open.length === 0 ? 'shipped' : 'partial';
+  if (status === order.status) return;
+  const now = new Date();
+  const after = await tx.updateTable('orders')
+    .set({ status, updated_by: actor.userId, updated_at: now, ...(status === 'shipped' ? { shipped_at: now, shipped_by: actor.userId } : {}) })
+    .where('id', '=', order.id).returningAll().executeTakeFirstOrThrow();
+  await recordHistory(tx, actor, { entityType: 'order', entityId: order.id, action: status, manufacturerId: order.manufacturer_id, before: { status: order.status }, after: { status } });
+  if (status === 'shipped') await emit(tx, 'order.shipped', orderEvent(after), order.manufacturer_id);
+}

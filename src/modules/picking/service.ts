@@ -1,0 +1,227 @@
+// Picking: starting a batch for a released order, the picker's line actions (pick, short, mispick, quality flag), pack
+// verification, completing and cancelling. Stock does not move while picking; it moves when the batch ships.
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { DB } from '../../db/schema.ts';
+import { inTransaction } from '../../db/transaction.ts';
+import { emit } from '../../domain/events.ts';
+import { recordHistory } from '../../domain/history.ts';
+import { inPartnerScope, type Actor } from '../../http/auth.ts';
+import { ApiError, invalidRequest, notFound } from '../../http/errors.ts';
+import type { Page } from '../../http/pagination.ts';
+import { openException } from '../exceptions/service.ts';
+import {
+  LIVE_BATCH, lineOf, linesOf, listSessions, lockBatch, sessionOf, type BatchFilter, type BatchLineRow, type BatchRow,
+} from './queries.ts';
+import { serializeSession } from './serialize.ts';
+
+export const invalidStatus = (message: string) => new ApiError(422, 'invalid_status', message);
+
+export function requireBatchStatus(batch: BatchRow, allowed: readonly string[], action: string) {
+  if (!allowed.includes(batch.status)) throw invalidStatus(`cannot ${action} a batch that is ${batch.status}`);
+}
+
+export async function readSession(db: Kysely<DB> | Transaction<DB>, actor: Actor, id: string, options: { started?: boolean } = {}) {
+  return serializeSession(await sessionOf(db, actor, id), options);
+}
+
+export async function listBatches(db: Kysely<DB>, actor: Actor, filter: BatchFilter, page: Page) {
+  const { rows, total } = await listSessions(db, actor, filter, page);
+  return { rows: rows.map((row) => serializeSession(row)), total };
+}
+
+export function batchEvent(batch: { id: string; batch_number: string; order_id: string; status: string }, orderNumber: number) {
+  return { pick_batch_id: batch.id, batch_number: batch.batch_number, order_id: batch.order_id, order_number: orderNumber, status: batch.status };
+}
+
+/**
+ * The bin each item is picked from: its primary available bin, else its fullest available bin, else the location
+ * the order line names (its item's warehouse location) if that code exists.
+ */
+async function pickBins(tx: Transaction<DB>, lines: { item_id: string; bin_location: string | null }[]) {
+  const itemIds = lines.map((line) => line.item_id);
+  const bins = await tx.selectFrom('item_locations as b').innerJoin('locations as loc', 'loc.id', 'b.location_id')
+    .select(['b.item_id', 'b.location_id', 'loc.location_code'])
+    .where('b.item_id', 'in', itemIds).where('b.inventory_status', '=', 'available').where('loc.is_active', '=', true)
+    .orderBy('b.is_primary', 'desc').orderBy('b.qty_on_hand', 'desc').execute();
+  const named = lines.map((line) => line.bin_location).filter((code): code is string => !!code);
+  const locations = named.length ? await tx.selectFrom('locations').select(['id', 'location_code']).where('location_code', 'in', named).execute() : [];
+  return new Map(lines.map((line) => {
+    const bin = bins.find((b) => b.item_id === line.item_id);
+    if (bin) return [line.item_id, { locationId: bin.location_id, code: bin.location_code }];
+    const location = locations.find((l) => l.location_code === line.bin_location);
+    return [line.item_id, { locationId: location?.id ?? null, code: line.bin_location }];
+  }));
+}
+
+/**
+ * A batch for a released or partial order, with a line for each warehouse line that still has units no live batch
+ * holds: a second batch picks only what the first did not take.
+ */
+export async function startBatch(db: Kysely<DB>, actor: Actor, orderId: string) {
+  return inTransaction(db, async (tx) => {
+    const order = await inPartnerScope(tx.selectFrom('orders').selectAll().where('id', '=', orderId), actor, 'orders.manufacturer_id')
+      .forUpdate().executeTakeFirst();
+    if (!order) throw notFound('order');
+    if (order.status !== 'released' && order.status !== 'partial') {
+      throw invalidStatus(`only a released or partially shipped order can be picked; this one is ${order.status}`);
+    }
+    const open = await tx.selectFrom('order_lines as ol')
+      .select(['ol.id', 'ol.item_id', 'ol.bin_location', sql<number>`ol.qty_warehouse - ol.qty_shipped - coalesce((
+        select sum(l.qty_to_pick) from pick_batch_lines l join pick_batches b on b.id = l.pick_batch_id
+        where l.order_line_id = ol.id and b.status in (${sql.join(LIVE_BATCH)})), 0)`.as('remaining')])
+      .where('ol.order_id', '=', orderId).where('ol.qty_warehouse', '>', 0).orderBy('ol.line_number').execute();
+    const toPick = open.filter((line) => Number(line.remaining) > 0);
+    if (toPick.length === 0) throw invalidStatus('nothing is left to pick on this order: its warehouse lines are shipped or in live batches');
+    const bins = await pickBins(tx, toPick);
+    const batch = await tx.insertInto('pick_batches').values({
+      order_id: orderId,
+      manufacturer_id: order.manufacturer_id,
+      batch_number: sql<string>`'PB' || lpad(nextval('pick_batch_number_seq')::text, 6, '0')`,
+      packed_at: null, packed_by: null, tracking_number: null, tracking_carrier: null, tracking_captured_at: null,
+      tracking_flagged_for_office_at: null, staged_slot: null, staged_at: null, staged_loc_type: null, created_by: actor.userId,
+      completed_at: null, shipped_at: null, shipped_by: null, cancelled_at: null,
+    }).returningAll().executeTakeFirstOrThrow();
+    await tx.insertInto('pick_batch_lines').values(toPick.map((line) => ({
+      pick_batch_id: batch.id,
+      order_line_id: line.id,
+      item_id: line.item_id,
+      location_id: bins.get(line.item_id)!.locationId,
+      bin_location: bins.get(line.item_id)!.code,
+      qty_to_pick: Number(line.remaining),
+      short_reason: null,
+      pack_verified_at: null,
+      pack_verified_by: null,
+    }))).execute();
+    await recordHistory(tx, actor, {
+      entityType: 'pick_batch', entityId: batch.id, action: 'started', manufacturerId: batch.manufacturer_id,
+      after: { batch_number: batch.batch_number, order_id: orderId, lines: toPick.map((line) => ({ order_line_id: line.id, qty_to_pick: Number(line.remaining) })) },
+    });
+    await emit(tx, 'pick_batch.started', { ...batchEvent(batch, order.order_number), lines: toPick.length }, batch.manufacturer_id);
+    return readSession(tx, actor, batch.id, { started: true });
+  });
+}
+
+/** A line the picker can still work: the batch in progress and the line not finished. */
+function requireOpenLine(batch: BatchRow, line: BatchLineRow, action: string, allowed: readonly string[] = ['pending']) {
+  requireBatchStatus(batch, ['in_progress'], action);
+  if (!allowed.includes(line.status)) throw invalidStatus(`line is ${line.status}; cannot ${action} it`);
+}
+
+async function lineAction(db: Kysely<DB>, actor: Actor, batchId: string, lineId: string, work: (tx: Transaction<DB>, batch: BatchRow, line: BatchLineRow) => Promise<void>) {
+  return inTransaction(db, async (tx) => {
+    const batch = await lockBatch(tx, actor, batchId);
+    const line = await lineOf(tx, batchId, lineId);
+    await work(tx, batch, line);
+    return readSession(tx, actor, batchId);
+  });
+}
+
+const lineChange = (line: BatchLineRow, after: Partial<BatchLineRow>) => ({
+  line_id: line.id, before: { status: line.status, qty_picked: line.qty_picked, qty_short: line.qty_short }, after,
+});
+
+/** Picks units; picks add up, and the line is picked once they reach QtyToPick. */
+export function pickLine(db: Kysely<DB>, actor: Actor, batchId: string, lineId: string, qty: number) {
+  return lineAction(db, actor, batchId, lineId, async (tx, batch, line) => {
+    requireOpenLine(batch, line, 'pick');
+    const left = line.qty_to_pick - line.qty_picked;
+    if (qty > left) throw invalidRequest(`qty_picked ${qty} is more than the ${left} left to pick on this line`);
+    const picked = line.qty_picked + qty;
+    const status = picked === line.qty_to_pick ? 'picked' as const : 'pending' as const;
+    await tx.updateTable('pick_batch_lines').set({ qty_picked: picked, status, updated_at: new Date() }).where('id', '=', line.id).execute();
+    await recordHistory(tx, actor, { entityType: 'pick_batch', entityId: batch.id, action: 'line_picked', manufacturerId: batch.manufacturer_id, after: lineChange(line, { status, qty_picked: picked }) });
+  });
+}
+
+/** The rest of the line cannot be found: it closes short, with a short-pick exception and an order block. */
+export function shortLine(db: Kysely<DB>, actor: Actor, batchId: string, lineId: string, input: { qty_short: number; reason: string }) {
+  return lineAction(db, actor, batchId, lineId, async (tx, batch, line) => {
+    requireOpenLine(batch, line, 'short');
+    const left = line.qty_to_pick - line.qty_picked;
+    if (input.qty_short !== left) {
+      throw invalidRequest(`a short pick closes the line: qty_short must be the ${left} units not picked (pick what you have first)`);
+    }
+    const reason = input.reason.trim();
+    await tx.updateTable('pick_batch_lines').set({ qty_short: input.qty_short, short_reason: reason, status: 'short', updated_at: new Date() })
+      .where('id', '=', line.id).execute();
+    await recordHistory(tx, actor, { entityType: 'pick_batch', entityId: batch.id, action: 'line_short', manufacturerId: batch.manufacturer_id, after: lineChange(line, { status: 'short', qty_short: input.qty_short, short_reason: reason }) });
+    await openException(tx, actor, { kind: 'short_pick', batch, line, qtyShort: input.qty_short, shortReason: reason });
+  });
+}
+
+/**
+ * The bin held another item (or the picker took one): the line is set aside (skipped) with a mispick exception and an
+ * order block. A line already set aside may be flagged again; the newer exception supersedes the older.
+ */
+export function mispickLine(db: Kysely<DB>, actor: Actor, batchId: string, lineId: string, input: { actual_item_id: string; actual_qty: number; reason: string }) {
+  return lineAction(db, actor, batchId, lineId, async (tx, batch, line) => {
+    requireOpenLine(batch, line, 'flag a mispick on', ['pending', 'skipped']);
+    if (input.actual_item_id === line.item_id) throw invalidRequest('actual_item_id is the line\'s own item; that is not a mispick');
+    const actual = await tx.selectFrom('items').select('id').where('id', '=', input.actual_item_id).executeTakeFirst();
+    if (!actual) throw invalidRequest('actual_item_id does not name an item');
+    await setAside(tx, actor, batch, line, 'mispick');
+    await openException(tx, actor, { kind: 'mispick', batch, line, flagReason: input.reason.trim(), actualItemId: input.actual_item_id, actualQty: input.actual_qty });
+  });
+}
+
+/** The stock is damaged or wrong in quality: the line is set aside with a quality exception and an order block. */
+export function flagQuality(db: Kysely<DB>, actor: Actor, batchId: string, lineId: string, input: { reason: string }) {
+  return lineAction(db, actor, batchId, lineId, async (tx, batch, line) => {
+    requireOpenLine(batch, line, 'flag the quality of', ['pending', 'skipped']);
+    await setAside(tx, actor, batch, line, 'quality');
+    await openException(tx, actor, { kind: 'quality', batch, line, flagReason: input.reason.trim() });
+  });
+}
+
+async function setAside(tx: Transaction<DB>, actor: Actor, batch: BatchRow, line: BatchLineRow, kind: string) {
+  await tx.updateTable('pick_batch_lines').set({ status: 'skipped', updated_at: new Date() }).where('id', '=', line.id).execute();
+  await recordHistory(tx, actor, { entityType: 'pick_batch', entityId: batch.id, action: `line_${kind}`, manufacturerId: batch.manufacturer_id, after: lineChange(line, { status: 'skipped' }) });
+}
+
+/** Pack verification of a picked line at the pack station (the batch completed; something picked on the line). */
+export function verifyLine(db: Kysely<DB>, actor: Actor, batchId: string, lineId: string) {
+  return lineAction(db, actor, batchId, lineId, async (tx, batch, line) => {
+    requireBatchStatus(batch, ['completed'], 'verify lines of');
+    if (line.qty_picked === 0) throw invalidStatus(`nothing was picked on this line (${line.status}); there is nothing to verify`);
+    if (line.pack_verified_at) return;
+    await tx.updateTable('pick_batch_lines').set({ pack_verified_at: new Date(), pack_verified_by: actor.userId, updated_at: new Date() })
+      .where('id', '=', line.id).execute();
+    await recordHistory(tx, actor, { entityType: 'pick_batch', entityId: batch.id, action: 'line_verified', manufacturerId: batch.manufacturer_id, after: { line_id: line.id } });
+  });
+}
+
+/** in_progress -> completed once no line is pending (each picked, short or set aside). */
+export async function completeBatch(db: Kysely<DB>, actor: Actor, batchId: string) {
+  return inTransaction(db, async (tx) => {
+    const batch = await lockBatch(tx, actor, batchId);
+    requireBatchStatus(batch, ['in_progress'], 'complete');
+    const pending = (await linesOf(tx, batchId)).filter((line) => line.status === 'pending');
+    if (pending.length) throw invalidStatus(`${pending.length} line(s) still pending: pick, short or flag each before completing`);
+    await tx.updateTable('pick_batches').set({ status: 'completed', completed_at: new Date(), updated_at: new Date() }).where('id', '=', batchId).execute();
+    await recordHistory(tx, actor, { entityType: 'pick_batch', entityId: batchId, action: 'completed', manufacturerId: batch.manufacturer_id, before: { status: batch.status }, after: { status: 'completed' } });
+    return readSession(tx, actor, batchId);
+  });
+}
+
+/**
+ * in_progress or completed -> cancelled: the batch's lines stop holding the order lines' units, so the next batch picks
+ * them again. Nothing had moved (stock moves when a batch ships). The order blocks the batch opened are cancelled; its
+ * exceptions stay for review.
+ */
+export async function cancelBatch(db: Kysely<DB>, actor: Actor, batchId: string) {
+  return inTransaction(db, async (tx) => {
+    const batch = await lockBatch(tx, actor, batchId);
+    requireBatchStatus(batch, ['in_progress', 'completed'], 'cancel');
+    await tx.updateTable('pick_batches').set({ status: 'cancelled', cancelled_at: new Date(), updated_at: new Date() }).where('id', '=', batchId).execute();
+    const blocks = await tx.updateTable('order_blocks').set({ status: 'cancelled', updated_at: new Date() })
+      .where('status', '=', 'open')
+      .where(sql<boolean>`coalesce(short_pick_exception_id, mispick_exception_id, quality_exception_id) in
+        (select id from pick_exceptions where pick_batch_id = ${batchId})`)
+      .returning('id').execute();
+    await recordHistory(tx, actor, {
+      entityType: 'pick_batch', entityId: batchId, action: 'cancelled', manufacturerId: batch.manufacturer_id,
+      before: { status: batch.status }, after: { status: 'cancelled', cancelled_block_ids: blocks.map((b) => b.id) },
+    });
+    return readSession(tx, actor, batchId);
+  });
+}

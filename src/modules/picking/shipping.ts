@@ -1,0 +1,192 @@
+// After the pick: staging, parcels and their tracking, and shipping (stock leaves through domain/stock.ts), including
+// the will-call pickup of a packed order.
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Carrier, DB } from '../../db/schema.ts';
+import { inTransaction } from '../../db/transaction.ts';
+import { emit } from '../../domain/events.ts';
+import { recordHistory } from '../../domain/history.ts';
+import { shipStock } from '../../domain/stock.ts';
+import type { Actor } from '../../http/auth.ts';
+import { invalidRequest, notFound } from '../../http/errors.ts';
+import { followWarehouseShipment, lockOrderForShipping, readOrderDetail } from '../orders/service.ts';
+import { linesOf, lockBatch, type BatchRow } from './queries.ts';
+import { batchEvent, invalidStatus, readSession, requireBatchStatus } from './service.ts';
+
+interface Tracking {
+  tracking_number: string;
+  carrier: Carrier;
+}
+
+// Parcels are labelled once the batch is picked, and until it leaves.
+const LABELLING = ['completed', 'packed'] as const;
+
+/** The primary box (lowest live ParcelSeq) is the batch's tracking; no parcel, no tracking. */
+async function refreshPrimaryTracking(tx: Transaction<DB>, batchId: string) {
+  const primary = await tx.selectFrom('pick_batch_parcels').select(['tracking_number', 'carrier', 'captured_at'])
+    .where('pick_batch_id', '=', batchId).orderBy('parcel_seq').limit(1).executeTakeFirst();
+  await tx.updateTable('pick_batches').set({
+    tracking_number: primary?.tracking_number ?? null,
+    tracking_carrier: primary?.carrier ?? null,
+    tracking_captured_at: primary?.captured_at ?? null,
+    updated_at: new Date(),
+  }).where('id', '=', batchId).execute();
+}
+
+async function trackingChanged(tx: Transaction<DB>, actor: Actor, batch: BatchRow, action: string, after: Record<string, unknown>) {
+  await refreshPrimaryTracking(tx, batch.id);
+  await recordHistory(tx, actor, { entityType: 'pick_batch', entityId: batch.id, action, manufacturerId: batch.manufacturer_id, after });
+  const current = await tx.selectFrom('pick_batches').select(['tracking_number', 'tracking_carrier']).where('id', '=', batch.id).executeTakeFirstOrThrow();
+  await emit(tx, 'shipment.tracking_updated', {
+    pick_batch_id: batch.id, batch_number: batch.batch_number, order_id: batch.order_id,
+    tracking_number: current.tracking_number, carrier: current.tracking_carrier,
+  }, batch.manufacturer_id);
+}
+
+/** A new box with its label: ParcelSeq counts up per batch and is never given out again. */
+async function insertParcel(tx: Transaction<DB>, actor: Actor, batch: BatchRow, tracking: Tracking) {
+  const { last_parcel_seq: seq } = await tx.updateTable('pick_batches').set((eb) => ({ last_parcel_seq: eb('last_parcel_seq', '+', 1) }))
+    .where('id', '=', batch.id).returning('last_parcel_seq').executeTakeFirstOrThrow();
+  return tx.insertInto('pick_batch_parcels').values({
+    pick_batch_id: batch.id, parcel_seq: seq, tracking_number: tracking.tracking_number.trim(), carrier: tracking.carrier, captured_by: actor.userId,
+  }).returningAll().executeTakeFirstOrThrow();
+}
+
+/** The primary box's label: the lowest live parcel gets it, or a first parcel is made. */
+async function capturePrimary(tx: Transaction<DB>, actor: Actor, batch: BatchRow, tracking: Tracking) {
+  const primary = await tx.selectFrom('pick_batch_parcels').select('id').where('pick_batch_id', '=', batch.id).orderBy('parcel_seq').limit(1).executeTakeFirst();
+  if (!primary) return insertParcel(tx, actor, batch, tracking);
+  return tx.updateTable('pick_batch_parcels')
+    .set({ tracking_number: tracking.tracking_number.trim(), carrier: tracking.carrier, captured_at: new Date(), captured_by: actor.userId })
+    .where('id', '=', primary.id).returningAll().executeTakeFirstOrThrow();
+}
+
+function batchWrite(db: Kysely<DB>, actor: Actor, batchId: string, work: (tx: Transaction<DB>, batch: BatchRow) => Promise<void>) {
+  return inTransaction(db, async (tx) => {
+    const batch = await lockBatch(tx, actor, batchId);
+    await work(tx, batch);
+    return readSession(tx, actor, batchId);
+  });
+}
+
+export function addParcel(db: Kysely<DB>, actor: Actor, batchId: string, tracking: Tracking) {
+  return batchWrite(db, actor, batchId, async (tx, batch) => {
+    requireBatchStatus(batch, LABELLING, 'add a parcel to');
+    const parcel = await insertParcel(tx, actor, batch, tracking);
+    await trackingChanged(tx, actor, batch, 'parcel_added', { parcel_id: parcel.id, parcel_seq: parcel.parcel_seq, tracking_number: parcel.tracking_number, carrier: parcel.carrier });
+  });
+}
+
+export function removeParcel(db: Kysely<DB>, actor: Actor, batchId: string, parcelId: string) {
+  return batchWrite(db, actor, batchId, async (tx, batch) => {
+    requireBatchStatus(batch, LABELLING, 'remove a parcel from');
+    const parcel = await tx.deleteFrom('pick_batch_parcels').where('id', '=', parcelId).where('pick_batch_id', '=', batch.id).returningAll().executeTakeFirst();
+    if (!parcel) throw notFound('parcel');
+    await trackingChanged(tx, actor, batch, 'parcel_removed', { parcel_id: parcel.id, parcel_seq: parcel.parcel_seq, tracking_number: parcel.tracking_number });
+  });
+}
+
+export function setTracking(db: Kysely<DB>, actor: Actor, batchId: string, tracking: Tracking) {
+  return batchWrite(db, actor, batchId, async (tx, batch) => {
+    requireBatchStatus(batch, LABELLING, 'set the tracking of');
+    const parcel = await capturePrimary(tx, actor, batch, tracking);
+    await trackingChanged(tx, actor, batch, 'tracking_captured', { parcel_id: parcel.id, parcel_seq: parcel.parcel_seq, tracking_number: parcel.tracking_number, carrier: parcel.carrier });
+  });
+}
+
+/** The dock cannot read or trust the label: the office is asked to look (stamped once, kept). */
+export function flagTracking(db: Kysely<DB>, actor: Actor, batchId: string) {
+  return batchWrite(db, actor, batchId, async (tx, batch) => {
+    requireBatchStatus(batch, ['in_progress', 'completed', 'packed', 'shipped'], 'flag the tracking of');
+    if (batch.tracking_flagged_for_office_at) return;
+    await tx.updateTable('pick_batches').set({ tracking_flagged_for_office_at: new Date(), updated_at: new Date() }).where('id', '=', batch.id).execute();
+    await recordHistory(tx, actor, { entityType: 'pick_batch', entityId: batch.id, action: 'tracking_flagged', manufacturerId: batch.manufacturer_id });
+  });
+}
+
+/** A packed batch waits at a staging or shipping location, or (slot null) is handed over directly. */
+export function stageBatch(db: Kysely<DB>, actor: Actor, batchId: string, slot: string | null) {
+  return batchWrite(db, actor, batchId, async (tx, batch) => {
+    requireBatchStatus(batch, ['packed'], 'stage');
+    let code: string | null = null;
+    let type: 'staging' | 'shipping' | null = null;
+    if (slot !== null) {
+      const location = await tx.selectFrom('locations').select(['location_code', 'location_type', 'is_active'])
+        .where('location_code', '=', slot.trim().toUpperCase()).executeTakeFirst();
+      if (!location || !location.is_active || (location.location_type !== 'staging' && location.location_type !== 'shipping')) {
+        throw invalidRequest(`${slot} is not an active staging or shipping location`, { slot });
+      }
+      code = location.location_code;
+      type = location.location_type;
+    }
+    await tx.updateTable('pick_batches').set({ staged_slot: code, staged_loc_type: type, staged_at: new Date(), updated_at: new Date() }).where('id', '=', batch.id).execute();
+    await recordHistory(tx, actor, { entityType: 'pick_batch', entityId: batch.id, action: 'staged', manufacturerId: batch.manufacturer_id, after: { staged_slot: code, staged_loc_type: type } });
+  });
+}
+
+/**
+ * Ships a packed batch in the caller's transaction (the order and the batch are locked): every picked unit leaves the
+ * bin it was picked from, the order lines count them shipped, and the order moves to shipped or partial.
+ */
+async function shipLockedBatch(tx: Transaction<DB>, actor: Actor, batch: BatchRow, tracking?: Tracking) {
+  requireBatchStatus(batch, ['packed'], 'ship');
+  const order = await lockOrderForShipping(tx, batch.order_id);
+  if (tracking) {
+    const parcel = await capturePrimary(tx, actor, batch, tracking);
+    await trackingChanged(tx, actor, batch, 'tracking_captured', { parcel_id: parcel.id, parcel_seq: parcel.parcel_seq, tracking_number: parcel.tracking_number, carrier: parcel.carrier });
+  }
+  // Item rows are locked in id order, as commitments lock them: no deadlock with order entry.
+  const lines = (await linesOf(tx, batch.id)).filter((line) => line.qty_picked > 0).sort((a, b) => (a.item_id < b.item_id ? -1 : a.item_id > b.item_id ? 1 : 0));
+  for (const line of lines) {
+    if (!line.location_id) throw invalidRequest(`line ${line.id} has no bin to ship from`, { pick_batch_line_id: line.id });
+    await shipStock(tx, actor, { itemId: line.item_id, locationId: line.location_id, quantity: line.qty_picked, reason: `pick batch ${batch.batch_number}`, pickBatchId: batch.id });
+    await tx.updateTable('order_lines').set((eb) => ({
+      qty_shipped: eb('qty_shipped', '+', line.qty_picked),
+      qty_committed: sql<number>`greatest(0, qty_committed - ${line.qty_picked}::int)`,
+      qty_backordered: sql<number>`greatest(0, qty_warehouse - qty_shipped - ${line.qty_picked}::int)`,
+      updated_at: new Date(),
+    })).where('id', '=', line.order_line_id).execute();
+  }
+  const now = new Date();
+  await tx.updateTable('pick_batches').set({ status: 'shipped', shipped_at: now, shipped_by: actor.userId, updated_at: now }).where('id', '=', batch.id).execute();
+  await recordHistory(tx, actor, {
+    entityType: 'pick_batch', entityId: batch.id, action: 'shipped', manufacturerId: batch.manufacturer_id,
+    before: { status: batch.status }, after: { status: 'shipped', lines: lines.map((line) => ({ order_line_id: line.order_line_id, qty_shipped: line.qty_picked })) },
+  });
+  const shipped = await tx.selectFrom('pick_batches').select(['tracking_number', 'tracking_carrier']).where('id', '=', batch.id).executeTakeFirstOrThrow();
+  await emit(tx, 'pick_batch.shipped', {
+    ...batchEvent({ ...batch, status: 'shipped' }, order.order_number), tracking_number: shipped.tracking_number, carrier: shipped.tracking_carrier,
+    lines: lines.map((line) => ({ order_line_id: line.order_line_id, item_id: line.item_id, qty_shipped: line.qty_picked })),
+  }, batch.manufacturer_id);
+  await followWarehouseShipment(tx, actor, order);
+}
+
+/** Ship: tracking, when given, is captured as the primary box first; without it the batch ships with what it has. */
+export function shipBatch(db: Kysely<DB>, actor: Actor, batchId: string, input: { tracking_number?: string; carrier?: Carrier }) {
+  if ((input.tracking_number === undefined) !== (input.carrier === undefined)) throw invalidRequest('send tracking_number and carrier together, or neither');
+  const tracking = input.tracking_number && input.carrier ? { tracking_number: input.tracking_number, carrier: input.carrier } : undefined;
+  return batchWrite(db, actor, batchId, (tx, batch) => shipLockedBatch(tx, actor, batch, tracking));
+}
+
+/**
+ * Will-call: the customer collects a packed order at the dock. Its packed batches ship, and who collected it is
+ * recorded. Only for orders shipped by will call (ship-via mode will_call, or freight terms WILL CALL).
+ */
+export async function pickUpOrder(db: Kysely<DB>, actor: Actor, orderId: string, input: { picked_up_by_name: string; notes?: string | null }) {
+  return inTransaction(db, async (tx) => {
+    const order = await lockOrderForShipping(tx, orderId, actor);
+    const willCall = await tx.selectFrom('orders as o').leftJoin('ship_via as sv', 'sv.id', 'o.ship_via_id')
+      .select(sql<boolean>`coalesce(sv.mode = 'will_call', false) or upper(trim(coalesce(o.freight_terms, ''))) in ('WILL CALL', 'WILL-CALL', 'WILLCALL')`.as('yes'))
+      .where('o.id', '=', orderId).executeTakeFirstOrThrow();
+    if (!willCall.yes) throw invalidStatus('only a will-call order is picked up (ship via WILL-CALL or freight terms WILL CALL)');
+    const packed = await tx.selectFrom('pick_batches').select('id').where('order_id', '=', orderId).where('status', '=', 'packed').orderBy('created_at').execute();
+    if (packed.length === 0) throw invalidStatus(`the order has no packed batch to hand over (it is ${order.status})`);
+    for (const { id } of packed) await shipLockedBatch(tx, actor, await lockBatch(tx, actor, id));
+    const name = input.picked_up_by_name.trim();
+    const notes = input.notes?.trim() || null;
+    await tx.updateTable('orders').set({
+      picked_up_at: new Date(), picked_up_by_user_id: actor.userId, picked_up_by_name: name, picked_up_notes: notes, updated_by: actor.userId, updated_at: new Date(),
+    }).where('id', '=', orderId).execute();
+    await recordHistory(tx, actor, { entityType: 'order', entityId: orderId, action: 'picked_up', manufacturerId: order.manufacturer_id, after: { picked_up_by_name: name, notes, batch_ids: packed.map((b) => b.id) } });
+    return readOrderDetail(tx, actor, orderId);
+  });
+}

@@ -1,0 +1,318 @@
+// Pick, pack and ship through the API: the session shape, each line action and its rules, packing with the packing
+// list, staging, parcels, shipping (stock, ledger, order status) and will-call pickup, checked in the database.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { call, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
+import {
+  binOf, eventsOf, ok, packedBatch, post, releasedOrder, setUpFloor, startedBatch, stockedItem, stockOf, type Floor,
+} from './picking-kit.ts';
+
+let t: TestApp;
+let floor: Floor;
+before(async () => {
+  t = await startApp();
+  floor = await setUpFloor(t);
+});
+after(() => t.close());
+
+const get = (url: string, key = t.adminKey) => call(t.app, 'GET', `/api/v1${url}`, { key });
+const lineRows = (batchId: string) => t.db.selectFrom('pick_batch_lines').selectAll().where('pick_batch_id', '=', batchId).execute();
+
+describe('starting a batch', () => {
+  test('201 with an in_progress session in the spec\'s shape: empty line ids, null tracking and staging, bin location parts', async () => {
+    const item = await stockedItem(floor, 10);
+    const orderId = await releasedOrder(floor, [{ item, qty: 4 }]);
+    const started = await post(floor, '/pick-batches', { order_id: orderId });
+    const session = await ok(started, 201);
+    assert.equal(session.Status, 'in_progress');
+    assert.equal(session.OrderID, orderId);
+    assert.equal(session.CustomerName, 'Dockside Supply');
+    assert.equal(session.ManufacturerName, 'PICKP Inc.');
+    assert.equal(session.TrackingNumbers, null);
+    for (const key of ['TrackingNumber', 'TrackingCarrier', 'TrackingCapturedAt', 'TrackingFlaggedForOfficeAt', 'Parcels', 'StagedSlot', 'StagedAt', 'StagedLocType']) {
+      assert.equal(session[key], null, key);
+    }
+    assert.deepEqual(session.Lines, [{
+      PickBatchLineID: '', OrderLineID: session.Lines[0].OrderLineID, ItemID: item, ItemNumberDisplay: session.Lines[0].ItemNumberDisplay,
+      ItemDescription: session.Lines[0].ItemDescription, BinLocation: 'A-01-02', UnitOfMeasure: 'EA', ShortReason: '', QtyToPick: 4, QtyPicked: 0,
+      QtyShort: 0, QtyOnHand: 10, QtyAvailable: 6, Status: 'pending', ExceptionStatus: '', PackVerifiedAt: null,
+      LocZone: 'A', LocAisle: '01', LocRack: '02', LocShelf: '3',
+    }]);
+    const read = await ok(get(`/pick-batches/${session.ID}`));
+    const [stored] = await lineRows(session.ID);
+    assert.equal(read.Lines[0].PickBatchLineID, stored!.id, 'GET carries the real line id');
+    const history = await t.db.selectFrom('history').select('action').where('entity_id', '=', session.ID).execute();
+    assert.deepEqual(history.map((row) => row.action), ['started']);
+    const [event] = (await eventsOf(floor, 'pick_batch.started')).filter((e) => (e.data as { pick_batch_id: string }).pick_batch_id === session.ID);
+    assert.equal((event!.data as { order_id: string }).order_id, orderId);
+    assert.equal(event!.manufacturer_id, floor.partner);
+  });
+
+  test('a second batch takes only what live batches do not hold; none left is 422 invalid_status', async () => {
+    const [a, b] = [await stockedItem(floor, 10), await stockedItem(floor, 10)];
+    const orderId = await releasedOrder(floor, [{ item: a, qty: 3 }, { item: b, qty: 2 }]);
+    await startedBatch(floor, orderId);
+    expectError(await post(floor, '/pick-batches', { order_id: orderId }), 422, 'invalid_status');
+  });
+
+  test('only released or partial orders; unknown order 404; another partner\'s key 404; bad ids 400', async () => {
+    const item = await stockedItem(floor, 5);
+    const entered = await call(t.app, 'POST', '/api/v1/orders', {
+      key: t.adminKey, body: { manufacturer_id: floor.partner, customer_id: floor.customer, lines: [{ item_id: item, qty_ordered: 1 }] },
+    });
+    expectError(await post(floor, '/pick-batches', { order_id: entered.body.data.order.id }), 422, 'invalid_status');
+    expectError(await post(floor, '/pick-batches', { order_id: '00000000-0000-4000-8000-000000000000' }), 404, 'not_found');
+    expectError(await post(floor, '/pick-batches', { order_id: 'not-a-uuid' }), 400, 'bad_request');
+    const released = await releasedOrder(floor, [{ item, qty: 1 }]);
+    const other = await userWithKey(t, 'consignor', { manufacturerId: floor.otherPartner, scopes: ['orders.view'] });
+    expectError(await post(floor, '/pick-batches', { order_id: released }, other.key), 403, 'forbidden');
+    const warehouse = await userWithKey(t, 'warehouse');
+    const session = await ok(post(floor, '/pick-batches', { order_id: released }, warehouse.key), 201);
+    expectError(await get(`/pick-batches/${session.ID}`, other.key), 404, 'not_found');
+    assert.equal((await t.db.selectFrom('pick_batches').select('id').where('order_id', '=', entered.body.data.order.id).execute()).length, 0);
+  });
+});
+
+describe('line actions', () => {
+  test('picks add up to QtyToPick; more, negative or again after picked is refused, nothing changed', async () => {
+    const item = await stockedItem(floor, 10);
+    const batch = await startedBatch(floor, await releasedOrder(floor, [{ item, qty: 5 }]));
+    const line = batch.Lines[0];
+    const url = `/pick-batches/${batch.ID}/lines/${line.PickBatchLineID}/pick`;
+    assert.equal((await ok(post(floor, url, { qty_picked: 2 }))).Lines[0].Status, 'pending');
+    expectError(await post(floor, url, { qty_picked: 4 }), 422, 'invalid_request');
+    expectError(await post(floor, url, { qty_picked: -1 }), 400, 'bad_request');
+    expectError(await post(floor, url, { qty_picked: 0 }), 400, 'bad_request');
+    const done = await ok(post(floor, url, { qty_picked: 3 }));
+    assert.equal(done.Lines[0].Status, 'picked');
+    assert.equal(done.Lines[0].QtyPicked, 5);
+    expectError(await post(floor, url, { qty_picked: 1 }), 422, 'invalid_status');
+    const [stored] = await lineRows(batch.ID);
+    assert.equal(stored!.qty_picked, 5);
+    assert.equal(stored!.status, 'picked');
+    expectError(await post(floor, `/pick-batches/${batch.ID}/lines/00000000-0000-4000-8000-000000000000/pick`, { qty_picked: 1 }), 404, 'not_found');
+  });
+
+  test('short closes the line with an open exception and an open order block; a wrong qty_short is 422', async () => {
+    const item = await stockedItem(floor, 10);
+    const orderId = await releasedOrder(floor, [{ item, qty: 6 }]);
+    const batch = await startedBatch(floor, orderId);
+    const line = batch.Lines[0];
+    await ok(post(floor, `/pick-batches/${batch.ID}/lines/${line.PickBatchLineID}/pick`, { qty_picked: 4 }));
+    expectError(await post(floor, `/pick-batches/${batch.ID}/lines/${line.PickBatchLineID}/short`, { qty_short: 1, reason: 'gone' }), 422, 'invalid_request');
+    const shorted = await ok(post(floor, `/pick-batches/${batch.ID}/lines/${line.PickBatchLineID}/short`, { qty_short: 2, reason: 'bin empty' }));
+    assert.deepEqual([shorted.Lines[0].Status, shorted.Lines[0].QtyShort, shorted.Lines[0].ShortReason, shorted.Lines[0].ExceptionStatus], ['short', 2, 'bin empty', 'open']);
+    const exception = await t.db.selectFrom('pick_exceptions').selectAll().where('pick_batch_line_id', '=', line.PickBatchLineID).executeTakeFirstOrThrow();
+    assert.deepEqual([exception.kind, exception.status, exception.qty_short, exception.short_reason, exception.order_id], ['short_pick', 'open', 2, 'bin empty', orderId]);
+    const block = await t.db.selectFrom('order_blocks').selectAll().where('short_pick_exception_id', '=', exception.id).executeTakeFirstOrThrow();
+    assert.deepEqual([block.kind, block.status, block.order_id], ['short_pick', 'open', orderId]);
+    assert.equal((await eventsOf(floor, 'exception.opened')).filter((e) => (e.data as { exception_id: string }).exception_id === exception.id).length, 1);
+    expectError(await post(floor, `/pick-batches/${batch.ID}/lines/${line.PickBatchLineID}/pick`, { qty_picked: 1 }), 422, 'invalid_status');
+  });
+
+  test('mispick and quality set the line aside; a newer flag supersedes the open one and cancels its block', async () => {
+    const [item, wrong] = [await stockedItem(floor, 10), await stockedItem(floor, 10)];
+    const orderId = await releasedOrder(floor, [{ item, qty: 2 }]);
+    const batch = await startedBatch(floor, orderId);
+    const lineUrl = `/pick-batches/${batch.ID}/lines/${batch.Lines[0].PickBatchLineID}`;
+    expectError(await post(floor, `${lineUrl}/mispick`, { actual_item_id: item, actual_qty: 1, reason: 'same' }), 422, 'invalid_request');
+    const flagged = await ok(post(floor, `${lineUrl}/mispick`, { actual_item_id: wrong, actual_qty: 2, reason: 'wrong part in bin' }));
+    assert.equal(flagged.Lines[0].Status, 'skipped');
+    const quality = await ok(post(floor, `${lineUrl}/quality`, { reason: 'crushed box' }));
+    assert.equal(quality.Lines[0].ExceptionStatus, 'open');
+    const exceptions = await t.db.selectFrom('pick_exceptions').select(['kind', 'status', 'id']).where('pick_batch_line_id', '=', batch.Lines[0].PickBatchLineID).orderBy('created_at').execute();
+    assert.deepEqual(exceptions.map((e) => [e.kind, e.status]), [['mispick', 'superseded'], ['quality', 'open']]);
+    const blocks = await t.db.selectFrom('order_blocks').select(['kind', 'status']).where('order_id', '=', orderId).orderBy('created_at').execute();
+    assert.deepEqual(blocks.map((b) => [b.kind, b.status]), [['mispick', 'cancelled'], ['quality', 'open']]);
+    expectError(await post(floor, `${lineUrl}/pick`, { qty_picked: 1 }), 422, 'invalid_status');
+  });
+
+  test('complete needs every line finished; verify needs a completed batch and something picked', async () => {
+    const [a, b] = [await stockedItem(floor, 10), await stockedItem(floor, 10)];
+    const batch = await startedBatch(floor, await releasedOrder(floor, [{ item: a, qty: 1 }, { item: b, qty: 1 }]));
+    const [first, second] = batch.Lines;
+    await ok(post(floor, `/pick-batches/${batch.ID}/lines/${first.PickBatchLineID}/pick`, { qty_picked: 1 }));
+    expectError(await post(floor, `/pick-batches/${batch.ID}/lines/${first.PickBatchLineID}/verify`), 422, 'invalid_status');
+    expectError(await post(floor, `/pick-batches/${batch.ID}/complete`), 422, 'invalid_status');
+    await ok(post(floor, `/pick-batches/${batch.ID}/lines/${second.PickBatchLineID}/short`, { qty_short: 1, reason: 'none' }));
+    const completed = await ok(post(floor, `/pick-batches/${batch.ID}/complete`));
+    assert.equal(completed.Status, 'completed');
+    expectError(await post(floor, `/pick-batches/${batch.ID}/lines/${second.PickBatchLineID}/verify`), 422, 'invalid_status');
+    expectError(await post(floor, `/pick-batches/${batch.ID}/pack`), 422, 'invalid_status');
+    const verified = await ok(post(floor, `/pick-batches/${batch.ID}/lines/${first.PickBatchLineID}/verify`));
+    assert.ok(verified.Lines.find((l: { PickBatchLineID: string }) => l.PickBatchLineID === first.PickBatchLineID).PackVerifiedAt);
+    expectError(await post(floor, `/pick-batches/${batch.ID}/lines/${first.PickBatchLineID}/pick`, { qty_picked: 1 }), 422, 'invalid_status');
+  });
+});
+
+describe('packing, staging and parcels', () => {
+  test('pack files the packing list PDF under the order; include=documents shows it and download returns it', async () => {
+    const item = await stockedItem(floor, 10);
+    const orderId = await releasedOrder(floor, [{ item, qty: 3 }]);
+    const packed = await packedBatch(floor, orderId);
+    assert.equal(packed.Status, 'packed');
+    const batchRow = await t.db.selectFrom('pick_batches').selectAll().where('id', '=', packed.ID).executeTakeFirstOrThrow();
+    assert.ok(batchRow.packed_at);
+    const order = await ok(get(`/orders/${orderId}?include=documents,fulfillment`));
+    const list = order.documents.packing_list;
+    assert.equal(list.entity_type, 'order');
+    assert.equal(list.file_type, 'application/pdf');
+    assert.deepEqual(list.tags, ['packing_list']);
+    assert.equal(order.fulfillment.display_substatus, 'packed');
+    assert.equal(order.fulfillment.lifecycle.batch_id, packed.ID);
+    assert.ok(order.fulfillment.lifecycle.packed_at);
+    const download = await t.app.inject({ method: 'GET', url: `/api/v1/documents/${list.id}/download`, headers: { authorization: `Bearer ${t.adminKey}` } });
+    assert.equal(download.statusCode, 200);
+    assert.match(download.headers['content-type'] as string, /application\/pdf/);
+    assert.equal(download.rawPayload.subarray(0, 5).toString(), '%PDF-');
+    assert.equal(download.rawPayload.length, list.file_size);
+    assert.equal((await eventsOf(floor, 'pick_batch.packed')).filter((e) => (e.data as { pick_batch_id: string }).pick_batch_id === packed.ID).length, 1);
+  });
+
+  test('stage at a staging or shipping location, or hand over directly; other locations are 422', async () => {
+    const item = await stockedItem(floor, 10);
+    const packed = await packedBatch(floor, await releasedOrder(floor, [{ item, qty: 1 }]));
+    expectError(await post(floor, `/pick-batches/${packed.ID}/stage`, { slot: 'A-01-02' }), 422, 'invalid_request');
+    expectError(await post(floor, `/pick-batches/${packed.ID}/stage`, { slot: 'NOWHERE' }), 422, 'invalid_request');
+    const staged = await ok(post(floor, `/pick-batches/${packed.ID}/stage`, { slot: 'stage-1' }));
+    assert.deepEqual([staged.StagedSlot, staged.StagedLocType, typeof staged.StagedAt], ['STAGE-1', 'staging', 'string']);
+    const handed = await ok(post(floor, `/pick-batches/${packed.ID}/stage`, { slot: null }));
+    assert.deepEqual([handed.StagedSlot, handed.StagedLocType], [null, null]);
+    assert.ok(handed.StagedAt);
+    expectError(await post(floor, `/pick-batches/${packed.ID}/stage`, {}), 400, 'bad_request');
+  });
+
+  test('parcels count up and never reuse a number; the session\'s tracking is the lowest live parcel; labels over 120 characters are 400', async () => {
+    const item = await stockedItem(floor, 10);
+    const packed = await packedBatch(floor, await releasedOrder(floor, [{ item, qty: 1 }]));
+    const url = `/pick-batches/${packed.ID}/parcels`;
+    await ok(post(floor, url, { tracking_number: '1Z001', carrier: 'ups' }));
+    const two = await ok(post(floor, url, { tracking_number: '1Z002', carrier: 'ups' }));
+    assert.deepEqual(two.Parcels.map((p: { ParcelSeq: number }) => p.ParcelSeq), [1, 2]);
+    assert.equal(two.TrackingNumber, '1Z001');
+    const removed = await ok(call(t.app, 'DELETE', `/api/v1${url}/${two.Parcels[0].ID}`, { key: t.adminKey }));
+    assert.equal(removed.TrackingNumber, '1Z002', 'the primary box is now the lowest live one');
+    const three = await ok(post(floor, url, { tracking_number: '1Z003', carrier: 'fedex' }));
+    assert.deepEqual(three.Parcels.map((p: { ParcelSeq: number }) => p.ParcelSeq), [2, 3]);
+    expectError(await post(floor, url, { tracking_number: 'X'.repeat(121), carrier: 'ups' }), 400, 'bad_request');
+    expectError(await post(floor, url, { tracking_number: '1Z9', carrier: 'dhl' }), 400, 'bad_request');
+    const put = await ok(call(t.app, 'PUT', `/api/v1/pick-batches/${packed.ID}/tracking`, { key: t.adminKey, body: { tracking_number: '1Z777', carrier: 'usps' } }));
+    assert.deepEqual([put.TrackingNumber, put.TrackingCarrier, put.Parcels[0].ParcelSeq], ['1Z777', 'usps', 2]);
+    const flagged = await ok(post(floor, `/pick-batches/${packed.ID}/flag-tracking`));
+    assert.ok(flagged.TrackingFlaggedForOfficeAt);
+    const stored = await t.db.selectFrom('pick_batch_parcels').select(['parcel_seq', 'tracking_number']).where('pick_batch_id', '=', packed.ID).orderBy('parcel_seq').execute();
+    assert.deepEqual(stored, [{ parcel_seq: 2, tracking_number: '1Z777' }, { parcel_seq: 3, tracking_number: '1Z003' }]);
+    expectError(await call(t.app, 'DELETE', `/api/v1${url}/${two.Parcels[0].ID}`, { key: t.adminKey }), 404, 'not_found');
+  });
+});
+
+describe('shipping', () => {
+  test('stock leaves the picked bin: on-hand and committed fall together, shipment movements, order shipped, events', async () => {
+    const [a, b] = [await stockedItem(floor, 10), await stockedItem(floor, 7)];
+    const orderId = await releasedOrder(floor, [{ item: a, qty: 4 }, { item: b, qty: 2 }]);
+    assert.deepEqual(await stockOf(floor, a), { qty_on_hand: 10, qty_committed: 4, qty_available: 6 });
+    const packed = await packedBatch(floor, orderId);
+    const shipped = await ok(post(floor, `/pick-batches/${packed.ID}/ship`, { tracking_number: '1ZSHIP', carrier: 'ups' }));
+    assert.deepEqual([shipped.Status, shipped.TrackingNumber, shipped.TrackingCarrier], ['shipped', '1ZSHIP', 'ups']);
+    assert.deepEqual(await stockOf(floor, a), { qty_on_hand: 6, qty_committed: 0, qty_available: 6 });
+    assert.deepEqual(await stockOf(floor, b), { qty_on_hand: 5, qty_committed: 0, qty_available: 5 });
+    assert.equal(await binOf(floor, a), 6);
+    const movements = await t.db.selectFrom('inventory_movements').select(['item_id', 'movement_type', 'quantity', 'balance_after', 'reference_id', 'location_id'])
+      .where('reference_id', '=', packed.ID).orderBy('seq').execute();
+    assert.deepEqual(movements.map((m) => [m.movement_type, m.quantity, m.balance_after, m.location_id]).sort(),
+      [['shipment', -2, 5, floor.bin], ['shipment', -4, 6, floor.bin]].sort());
+    const order = await t.db.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirstOrThrow();
+    assert.equal(order.status, 'shipped');
+    assert.ok(order.shipped_at);
+    const lines = await t.db.selectFrom('order_lines').select(['qty_shipped', 'qty_committed', 'qty_backordered']).where('order_id', '=', orderId).execute();
+    assert.deepEqual(lines.map((l) => [l.qty_shipped, l.qty_committed, l.qty_backordered]).sort(), [[2, 0, 0], [4, 0, 0]]);
+    assert.equal((await eventsOf(floor, 'order.shipped')).filter((e) => (e.data as { order_id: string }).order_id === orderId).length, 1);
+    assert.equal((await eventsOf(floor, 'pick_batch.shipped')).filter((e) => (e.data as { pick_batch_id: string }).pick_batch_id === packed.ID).length, 1);
+    expectError(await post(floor, `/pick-batches/${packed.ID}/ship`), 422, 'invalid_status');
+    assert.equal((await t.db.selectFrom('inventory_movements').select('id').where('reference_id', '=', packed.ID).execute()).length, 2, 'shipping twice moved nothing');
+    const detail = await ok(get(`/orders/${orderId}?include=shipments,fulfillment`));
+    assert.equal(detail.shipments[0].tracking_number, '1ZSHIP');
+    assert.equal(detail.fulfillment.lifecycle.shipped_by_name, 'admin');
+  });
+
+  test('an open block stops shipping until its exception is reviewed; shorts ship partial and backorder, the next batch picks them', async () => {
+    const item = await stockedItem(floor, 10);
+    const orderId = await releasedOrder(floor, [{ item, qty: 5 }]);
+    const batch = await startedBatch(floor, orderId);
+    const lineUrl = `/pick-batches/${batch.ID}/lines/${batch.Lines[0].PickBatchLineID}`;
+    await ok(post(floor, `${lineUrl}/pick`, { qty_picked: 3 }));
+    await ok(post(floor, `${lineUrl}/short`, { qty_short: 2, reason: 'short in bin' }));
+    await ok(post(floor, `/pick-batches/${batch.ID}/complete`));
+    await ok(post(floor, `${lineUrl}/verify`));
+    await ok(post(floor, `/pick-batches/${batch.ID}/pack`));
+    const refused = await post(floor, `/pick-batches/${batch.ID}/ship`);
+    expectError(refused, 422, 'invalid_status');
+    assert.match(refused.body.error.message, /short_pick block/);
+    assert.deepEqual(await stockOf(floor, item), { qty_on_hand: 10, qty_committed: 5, qty_available: 5 }, 'nothing moved');
+    const exception = await t.db.selectFrom('pick_exceptions').select('id').where('pick_batch_id', '=', batch.ID).executeTakeFirstOrThrow();
+    await ok(post(floor, `/exceptions/${exception.id}/review`, { disposition: 'backorder', note: 'supplier sends more' }));
+    await ok(post(floor, `/pick-batches/${batch.ID}/ship`));
+    const order = await t.db.selectFrom('orders').select('status').where('id', '=', orderId).executeTakeFirstOrThrow();
+    assert.equal(order.status, 'partial');
+    const line = await t.db.selectFrom('order_lines').select(['qty_shipped', 'qty_backordered', 'qty_committed']).where('order_id', '=', orderId).executeTakeFirstOrThrow();
+    assert.deepEqual(line, { qty_shipped: 3, qty_backordered: 2, qty_committed: 2 });
+    assert.deepEqual(await stockOf(floor, item), { qty_on_hand: 7, qty_committed: 2, qty_available: 5 });
+    const next = await startedBatch(floor, orderId);
+    assert.equal(next.Lines[0].QtyToPick, 2, 'the backorder is what the next batch picks');
+  });
+
+  test('cancel returns the lines to the order; a packed batch cannot be cancelled', async () => {
+    const item = await stockedItem(floor, 10);
+    const orderId = await releasedOrder(floor, [{ item, qty: 2 }]);
+    const batch = await startedBatch(floor, orderId);
+    await ok(post(floor, `/pick-batches/${batch.ID}/lines/${batch.Lines[0].PickBatchLineID}/pick`, { qty_picked: 2 }));
+    const cancelled = await ok(post(floor, `/pick-batches/${batch.ID}/cancel`));
+    assert.equal(cancelled.Status, 'cancelled');
+    const again = await startedBatch(floor, orderId);
+    assert.equal(again.Lines[0].QtyToPick, 2);
+    const packed = await packedBatch(floor, await releasedOrder(floor, [{ item, qty: 1 }]));
+    expectError(await post(floor, `/pick-batches/${packed.ID}/cancel`), 422, 'invalid_status');
+    assert.deepEqual(await stockOf(floor, item), { qty_on_hand: 10, qty_committed: 3, qty_available: 7 });
+  });
+
+  test('will-call pickup ships the packed order and records who collected it; other orders are 422', async () => {
+    const item = await stockedItem(floor, 10);
+    const willCall = await releasedOrder(floor, [{ item, qty: 2 }], { ship_via_id: floor.shipVia['WILL-CALL'] });
+    const body = { picked_up_by_name: 'Sam Driver', notes: 'blue truck' };
+    expectError(await post(floor, `/orders/${willCall}/pickup`, body), 422, 'invalid_status');
+    await packedBatch(floor, willCall);
+    const picked = await ok(post(floor, `/orders/${willCall}/pickup`, body));
+    assert.equal(picked.order.status, 'shipped');
+    const order = await t.db.selectFrom('orders').selectAll().where('id', '=', willCall).executeTakeFirstOrThrow();
+    assert.deepEqual([order.picked_up_by_name, order.picked_up_notes, order.status], ['Sam Driver', 'blue truck', 'shipped']);
+    assert.ok(order.picked_up_at);
+    const detail = await ok(get(`/orders/${willCall}?include=fulfillment`));
+    assert.equal(detail.fulfillment.lifecycle.picked_up_by_name, 'admin');
+    assert.deepEqual(await stockOf(floor, item), { qty_on_hand: 8, qty_committed: 0, qty_available: 8 });
+    const parcel = await releasedOrder(floor, [{ item, qty: 1 }], { ship_via_id: floor.shipVia.UPS });
+    await packedBatch(floor, parcel);
+    expectError(await post(floor, `/orders/${parcel}/pickup`, body), 422, 'invalid_status');
+  });
+});
+
+describe('who may do what', () => {
+  test('a consignor key reads its partner\'s batches and exceptions only; picking needs picking.execute, shipping shipping.edit', async () => {
+    const item = await stockedItem(floor, 10);
+    const orderId = await releasedOrder(floor, [{ item, qty: 1 }]);
+    const batch = await startedBatch(floor, orderId);
+    const own = await userWithKey(t, 'consignor', { manufacturerId: floor.partner });
+    const other = await userWithKey(t, 'consignor', { manufacturerId: floor.otherPartner });
+    assert.equal((await get(`/pick-batches/${batch.ID}`, own.key)).status, 200);
+    expectError(await get(`/pick-batches/${batch.ID}`, other.key), 404, 'not_found');
+    const listed = await ok(get(`/pick-batches?order=${orderId}`, own.key));
+    assert.deepEqual(listed.map((s: { ID: string }) => s.ID), [batch.ID]);
+    assert.deepEqual(await ok(get(`/pick-batches?order=${orderId}`, other.key)), []);
+    expectError(await post(floor, `/pick-batches/${batch.ID}/lines/${batch.Lines[0].PickBatchLineID}/pick`, { qty_picked: 1 }, own.key), 403, 'forbidden');
+    const qc = await userWithKey(t, 'qc');
+    expectError(await post(floor, `/pick-batches/${batch.ID}/complete`, undefined, qc.key), 403, 'forbidden');
+    const office = await userWithKey(t, 'office');
+    expectError(await post(floor, `/pick-batches/${batch.ID}/flag-tracking`, undefined, office.key), 403, 'forbidden');
+    const [line] = await t.db.selectFrom('pick_batch_lines').select('qty_picked').where('pick_batch_id', '=', batch.ID).execute();
+    assert.equal(line!.qty_picked, 0);
+  });
+});
