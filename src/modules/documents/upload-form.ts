@@ -85,6 +85,7 @@ export function readUploadForm(limits: UploadLimits) {
           const bytes = await readWhole(part.file);
           if (part.fieldname !== FILE_FIELD) problem ??= badRequest(`the file must be sent in the field "${FILE_FIELD}", not "${part.fieldname}"`);
           else if (part.file.truncated) problem ??= tooLarge(limits.maxFileBytes);
+          else if (bytes.length === 0) problem ??= badRequest('the file is empty');
           else file = new UploadedFile(cleanFileName(part.filename ?? ''), part.mimetype, bytes);
         } else if (!FIELDS.has(part.fieldname)) {
           problem ??= badRequest(`${part.fieldname} is not a field of the upload form`);
