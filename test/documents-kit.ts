@@ -152,6 +152,11 @@ export const DOCX = () => Buffer.from(zipSync({
     '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'),
   'word/document.xml': strToU8('<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"/>'),
 }));
+export const XLSM = () => Buffer.from(zipSync({
+  '[Content_Types].xml': strToU8('<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
+    '<Override PartName="/xl/workbook.xml" ContentType="application/vnd.ms-excel.sheet.macroEnabled.main+xml"/></Types>'),
+  'xl/workbook.xml': strToU8('<workbook/>'),
+}));
 export const ZIP = () => Buffer.from(zipSync({ 'notes.txt': strToU8('hello') }));
 
 export const DOCUMENT_KEYS = [

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import { expectError, type Answer } from './helpers.ts';
 import {
-  CSV, EXE, HTML, JPEG, PNG, SVG, ZIP, documentCount, handMadeMultipart, multipart, postRaw, samplePdf, startDocumentsApp, storedFiles,
+  CSV, EXE, HTML, JPEG, PNG, SVG, XLSM, ZIP, documentCount, handMadeMultipart, multipart, postRaw, samplePdf, startDocumentsApp, storedFiles,
   upload, type DocumentsApp,
 } from './documents-kit.ts';
 
@@ -43,12 +43,14 @@ describe('the type comes from the bytes', () => {
     }
   });
 
-  test('types outside the list are 415 whatever they are declared as: HTML, SVG, a zip archive, unknown binary', async () => {
+  test('types outside the list are 415 whatever they are declared as: HTML, SVG, archives, macros, old Office, unknown binary', async () => {
     const cases = [
       { bytes: HTML, name: 'page.htm', type: 'text/html' },
       { bytes: HTML, name: 'notes.txt', type: 'text/plain' },
       { bytes: SVG, name: 'logo.png', type: 'image/png' },
       { bytes: ZIP(), name: 'photos.zip', type: 'application/zip' },
+      { bytes: XLSM(), name: 'macros.xlsx', type: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' },
+      { bytes: Buffer.concat([Buffer.from('d0cf11e0a1b11ae1', 'hex'), Buffer.alloc(504)]), name: 'old.xls', type: 'application/vnd.ms-excel' },
       { bytes: Buffer.from([0x00, 0x01, 0x02, 0xfe, 0xff, 0x10, 0x80]), name: 'blob.dat', type: 'application/octet-stream' },
       { bytes: Buffer.from([0xc3, 0x28, 0x61]), name: 'broken.txt', type: 'text/plain' },
     ];

@@ -96,6 +96,15 @@ describe('uploading', () => {
     }
   });
 
+  test('a file larger than the JSON body limit (1 MiB) but within the document limit (10 MiB) is accepted', async () => {
+    const pdf = samplePdf('big');
+    const big = Buffer.concat([pdf.bytes, Buffer.alloc(3 * 1024 * 1024, 0x20)]);
+    const answer = await upload(d.t, d.t.adminKey, { entity_type: 'item', entity_id: d.records.item }, { ...pdf, bytes: big });
+    assert.equal(answer.status, 201, JSON.stringify(answer.body));
+    assert.equal(answer.body.data.file_size, big.length);
+    assert.deepEqual(readFileSync(join(d.dir, answer.body.data.storage_key)), big);
+  });
+
   test('the file name loses any folder, control characters and excess length; a nameless file gets one from its type', async () => {
     const body = handMadeMultipart([
       { name: 'entity_type', value: 'item' }, { name: 'entity_id', value: d.records.item },

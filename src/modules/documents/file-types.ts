@@ -1,7 +1,7 @@
 // What a document file really is: the type comes from its bytes (file-type), never from what the client says; a
 // declared type or file name extension that contradicts the bytes is refused.
 import { fileTypeFromBuffer } from 'file-type';
-import { ApiError, unsupportedMediaType } from '../../http/errors.ts';
+import { unsupportedMediaType } from '../../http/errors.ts';
 
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
@@ -69,12 +69,10 @@ function textKind(bytes: Uint8Array): 'text' | 'markup' | null {
 
 const essence = (type: string) => type.split(';')[0]!.trim().toLowerCase();
 
-export function extensionOf(fileName: string): string | null {
+function extensionOf(fileName: string): string | null {
   const match = /\.([^.]+)$/.exec(fileName);
   return match ? match[1]!.toLowerCase() : null;
 }
-
-const refuse = (message: string): ApiError => unsupportedMediaType(message);
 
 /**
  * The type of the file, one of ACCEPTED_TYPES, read from its bytes. 415 unsupported_media_type when the bytes are of
@@ -83,27 +81,27 @@ const refuse = (message: string): ApiError => unsupportedMediaType(message);
 export async function sniffFileType(bytes: Uint8Array, fileName: string, declaredType: string): Promise<string> {
   const declared = essence(declaredType);
   const extension = extensionOf(fileName);
-  if (extension && DANGEROUS_EXTENSIONS.has(extension)) throw refuse(`files named .${extension} are not accepted`);
+  if (extension && DANGEROUS_EXTENSIONS.has(extension)) throw unsupportedMediaType(`files named .${extension} are not accepted`);
 
   const detected = await fileTypeFromBuffer(bytes);
   let type: string;
   if (detected) {
-    if (!ACCEPTED_TYPES[detected.mime]) throw refuse(`the file is ${detected.mime} (.${detected.ext}), which is not an accepted document type`);
+    if (!ACCEPTED_TYPES[detected.mime]) throw unsupportedMediaType(`the file is ${detected.mime} (.${detected.ext}), which is not an accepted document type`);
     type = detected.mime;
   } else {
     const kind = textKind(bytes);
-    if (kind === null) throw refuse('the file is of an unrecognised binary type, which is not an accepted document type');
-    if (kind === 'markup') throw refuse('the file is HTML or XML markup, which is not an accepted document type');
+    if (kind === null) throw unsupportedMediaType('the file is of an unrecognised binary type, which is not an accepted document type');
+    if (kind === 'markup') throw unsupportedMediaType('the file is HTML or XML markup, which is not an accepted document type');
     type = extension === 'csv' || CSV_DECLARED.has(declared) ? 'text/csv' : 'text/plain';
   }
 
   const accepted = ACCEPTED_TYPES[type]!;
   if (!NO_CLAIM.has(declared) && declared !== type && !accepted.alsoDeclaredAs.includes(declared)) {
-    throw refuse(`the file was declared as ${declared} but its content is ${type}`);
+    throw unsupportedMediaType(`the file was declared as ${declared} but its content is ${type}`);
   }
   const owner = extension ? OWNER_OF_EXTENSION.get(extension) : undefined;
   if (owner && owner !== type && !accepted.alsoDeclaredAs.includes(owner)) {
-    throw refuse(`the file is named .${extension} but its content is ${type}`);
+    throw unsupportedMediaType(`the file is named .${extension} but its content is ${type}`);
   }
   return type;
 }
