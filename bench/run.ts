@@ -9,6 +9,7 @@ import { createAdminKey } from '../src/bootstrap.ts';
 import { connectPostgres } from '../src/db/connect.ts';
 import { generate, ITEMS, MOVEMENTS, ORDERS, sampleItems, type Generated, type SampleItem } from './generate.ts';
 import { ORDER_LINES, orderBodies } from './orders.ts';
+import { measurePicking, printPicking, type PickingRow } from './picking.ts';
 import { measureReceiving, printReceiving, type ReceivingRow } from './receiving.ts';
 
 function int(name: string, fallback: number): number {
@@ -268,6 +269,13 @@ async function main(): Promise<void> {
     console.log(' done');
     printReceiving(receiving);
   }
+  let picking: PickingRow[] = [];
+  if (ONLY.length === 0 || ONLY.some((word) => 'picking'.includes(word))) {
+    process.stdout.write('  picking (full pick-pack-ship cycle, packing list PDF) ...');
+    picking = await measurePicking(`http://127.0.0.1:${SERVICE_PORT}`, headers, benchUrl);
+    console.log(' done');
+    printPicking(picking);
+  }
 
   const report = {
     date: new Date().toISOString(),
@@ -278,6 +286,7 @@ async function main(): Promise<void> {
     settings: { connections: CONNECTIONS, duration_s: DURATION, warmup_s: WARMUP, db_pool_size: POOL_SIZE, sampled_items: items.length },
     results: rows,
     receiving,
+    picking,
   };
   writeFileSync(new URL('latest.json', RESULTS), `${JSON.stringify(report, null, 2)}\n`);
   console.log('\nwritten: bench/results/latest.json');

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { DB, InventoryMovementsTable, MovementType } from '../db/schema.ts';
-import { ApiError, invalidRequest, notFound } from '../http/errors.ts';
+import { ApiError, invalidRequest, notFound } from './errors.ts';
 import { emit } from './events.ts';
 import { recordHistory, type Author } from './history.ts';
 

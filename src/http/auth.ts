@@ -5,7 +5,7 @@ import type { DB } from '../db/schema.ts';
 import type { ActorCache } from './actor-cache.ts';
 import { effectivePermissions, isRole, ROLE_DEFINITIONS, type Permission, type Role } from '../domain/roles.ts';
 import { API_KEY_PATTERN, sha256 } from '../domain/secrets.ts';
-import { ApiError, forbidden, unauthorized } from './errors.ts';
+import { ApiError, forbidden, unauthorized } from '../domain/errors.ts';
 import type { CounterStore } from './rate-limit.ts';
 
 export interface Actor {

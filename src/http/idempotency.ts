@@ -6,7 +6,8 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { sha256 } from '../domain/secrets.ts';
 import { requestTransaction, type RequestTransaction } from '../db/request-transaction.ts';
-import { ApiError, badRequest, conflict, toApiError } from './errors.ts';
+import { toApiError } from './errors.ts';
+import { ApiError, badRequest, conflict } from '../domain/errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -6,7 +6,7 @@ import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory, type Author } from '../../domain/history.ts';
 import { ROLE_DEFINITIONS, type Role } from '../../domain/roles.ts';
 import { hashPassword, randomBase62, sha256 } from '../../domain/secrets.ts';
-import { gone, invalidRequest, notFound } from '../../http/errors.ts';
+import { gone, invalidRequest, notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
 import { serializeUser } from './serialize.ts';
 

@@ -6,7 +6,7 @@ import { recordHistory } from '../../domain/history.ts';
 import { ROLE_DEFINITIONS, isRole, type Permission } from '../../domain/roles.ts';
 import { generateApiKey, keyPrefix, sha256 } from '../../domain/secrets.ts';
 import { canAdminister, type Actor } from '../../http/auth.ts';
-import { badRequest, forbidden, invalidRequest, notFound } from '../../http/errors.ts';
+import { badRequest, forbidden, invalidRequest, notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;

@@ -7,7 +7,7 @@ import { isEmailAddress } from '../../domain/addresses.ts';
 import { recordHistory } from '../../domain/history.ts';
 import type { Permission } from '../../domain/roles.ts';
 import { hasPermission, requirePermission, type Actor } from '../../http/auth.ts';
-import { ApiError, forbidden, notFound } from '../../http/errors.ts';
+import { ApiError, forbidden, notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
 import { getCustomer } from '../customers/service.ts';
 import { getManufacturer } from '../manufacturers/service.ts';

@@ -1,6 +1,6 @@
 // Rules of drop-ship locations and third-party payers. Every failure is collected, so that one 422 names them all.
 import { COUNTRY_PATTERN, isEmailAddress, isUsStateCode, US_ZIP_PATTERN } from '../../domain/addresses.ts';
-import { ApiError } from '../../http/errors.ts';
+import { ApiError } from '../../domain/errors.ts';
 
 interface FieldRule {
   max: number;

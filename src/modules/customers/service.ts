@@ -4,7 +4,7 @@ import type { DB, DropShipLocationsTable, ThirdPartyPayersTable } from '../../db
 import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory } from '../../domain/history.ts';
 import type { Actor } from '../../http/auth.ts';
-import { ApiError, notFound } from '../../http/errors.ts';
+import { ApiError, notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
 import {
   addressRecord, assertValidAddress, DROP_SHIP_LOCATION, THIRD_PARTY_PAYER, type AddressInput, type AddressKind, type AddressRecord,

@@ -10,7 +10,7 @@ import { recordHistory } from '../../domain/history.ts';
 import { documentNumber } from '../../domain/numbers.ts';
 import { adjustStock } from '../../domain/stock.ts';
 import type { Actor } from '../../http/auth.ts';
-import { ApiError, invalidRequest, notFound } from '../../http/errors.ts';
+import { ApiError, invalidRequest, notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;

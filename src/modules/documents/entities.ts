@@ -4,7 +4,7 @@ import { sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import type { Permission } from '../../domain/roles.ts';
 import { hasPermission, type Actor } from '../../http/auth.ts';
-import { forbidden, notFound } from '../../http/errors.ts';
+import { forbidden, notFound } from '../../domain/errors.ts';
 
 interface DocumentEntity {
   /** What the 404 calls it. */

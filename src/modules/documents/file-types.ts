@@ -1,7 +1,7 @@
 // What a document file really is: the type comes from its bytes (file-type), never from what the client says; a
 // declared type or file name extension that contradicts the bytes is refused.
 import { fileTypeFromBuffer } from 'file-type';
-import { unsupportedMediaType } from '../../http/errors.ts';
+import { unsupportedMediaType } from '../../domain/errors.ts';
 
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';

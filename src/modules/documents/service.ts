@@ -6,7 +6,7 @@ import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
-import { notFound } from '../../http/errors.ts';
+import { notFound } from '../../domain/errors.ts';
 import { lockEntityForFiling, requireReadable, type DocumentEntityType } from './entities.ts';
 import { ACCEPTED_TYPES, sniffFileType } from './file-types.ts';
 import { serializeDocument, type Document } from './serialize.ts';

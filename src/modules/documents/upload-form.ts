@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
-import { ApiError, badRequest, unsupportedMediaType } from '../../http/errors.ts';
+import { ApiError, badRequest, unsupportedMediaType } from '../../domain/errors.ts';
 
 const FIELDS = new Set(['entity_type', 'entity_id', 'description', 'tags']);
 export const FILE_FIELD = 'file';

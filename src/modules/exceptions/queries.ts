@@ -3,7 +3,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
-import { notFound } from '../../http/errors.ts';
+import { notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
 
 export type ExceptionKind = 'short_pick' | 'mispick' | 'quality';

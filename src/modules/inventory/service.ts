@@ -4,7 +4,7 @@ import type { DB, MovementType } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { adjustStock } from '../../domain/stock.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
-import { invalidRequest, notFound } from '../../http/errors.ts';
+import { invalidRequest, notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
 
 function movementsWithNames(db: Kysely<DB>) {

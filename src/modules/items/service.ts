@@ -4,7 +4,7 @@ import type { DB, ItemsTable } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
-import { ApiError, forbidden, invalidRequest, notFound } from '../../http/errors.ts';
+import { ApiError, forbidden, invalidRequest, notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
 import { normalizeItemNumber } from './queries.ts';
 import { serializeItem } from './serialize.ts';

@@ -6,7 +6,7 @@ import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { transferStock, type MovementRow } from '../../domain/stock.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
-import { ApiError, forbidden, invalidRequest, notFound } from '../../http/errors.ts';
+import { ApiError, forbidden, invalidRequest, notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
 import { movementsById } from '../inventory/service.ts';
 import type { LOCATION_TYPES } from './schemas.ts';

@@ -5,7 +5,7 @@ import type { DB, ManufacturersTable } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
-import { forbidden, notFound } from '../../http/errors.ts';
+import { forbidden, notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
 import type { Selectable } from 'kysely';
 

@@ -6,7 +6,7 @@ import { inTransaction } from '../../db/transaction.ts';
 import { emit } from '../../domain/events.ts';
 import { recordHistory } from '../../domain/history.ts';
 import type { Actor } from '../../http/auth.ts';
-import { ApiError, invalidRequest, notFound } from '../../http/errors.ts';
+import { ApiError, invalidRequest, notFound } from '../../domain/errors.ts';
 import { activeContactsWithRole } from '../contacts/service.ts';
 import { lockOrder } from './queries.ts';
 import { invalidStatus, orderEvent, pendingDirectLine } from './read.ts';

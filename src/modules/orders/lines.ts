@@ -3,7 +3,7 @@
 import { sql, type InsertObject, type Transaction } from 'kysely';
 import type { DB, FulfillmentSource } from '../../db/schema.ts';
 import { commitStock, releaseCommitment, type Commitment } from '../../domain/stock.ts';
-import { ApiError, invalidRequest } from '../../http/errors.ts';
+import { ApiError, invalidRequest } from '../../domain/errors.ts';
 import { MAX_UNIT_PRICE } from './schemas.ts';
 
 export interface LineRequest {

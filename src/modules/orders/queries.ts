@@ -5,7 +5,7 @@ import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { containsPattern } from '../../db/like.ts';
 import type { DB, OrderStatus, Priority } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
-import { notFound } from '../../http/errors.ts';
+import { notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
 import type { DisplaySubstatus, OrderJoins, OrderRow } from './serialize.ts';
 

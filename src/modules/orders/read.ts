@@ -3,7 +3,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import type { Actor } from '../../http/auth.ts';
-import { ApiError, badRequest } from '../../http/errors.ts';
+import { ApiError, badRequest } from '../../domain/errors.ts';
 import {
   displaySubstatusOf, documentsOf, lifecycleOf, linesWithAvailability, openBlocksOf, orderWithJoins, pickBatchesOf,
 } from './queries.ts';

@@ -1,5 +1,5 @@
 import { actorOf, requirePermission } from '../../http/auth.ts';
-import { badRequest } from '../../http/errors.ts';
+import { badRequest } from '../../domain/errors.ts';
 import { listResponse, pageOf, pageParams } from '../../http/pagination.ts';
 import { Closed, DataEnvelope, ListEnvelope, noContent, responses } from '../../http/schemas.ts';
 import type { App, ModuleDeps } from '../../http/types.ts';

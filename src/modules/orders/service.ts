@@ -5,7 +5,7 @@ import type { DB, OrdersTable, OrderStatus, Priority } from '../../db/schema.ts'
 import { inTransaction } from '../../db/transaction.ts';
 import { emit } from '../../domain/events.ts';
 import { recordHistory } from '../../domain/history.ts';
-import { forbidden, invalidRequest, notFound } from '../../http/errors.ts';
+import { forbidden, invalidRequest, notFound } from '../../domain/errors.ts';
 import type { Actor } from '../../http/auth.ts';
 import { prepareLines, refreshTotals, releaseLines, type LineRequest } from './lines.ts';
 import { followDirectShipments } from './direct-ship.ts';

@@ -4,7 +4,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { DB, PickBatchLinesTable } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
-import { notFound } from '../../http/errors.ts';
+import { notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
 import type { Selectable } from 'kysely';
 

@@ -7,7 +7,7 @@ import { emit } from '../../domain/events.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { shipStock } from '../../domain/stock.ts';
 import type { Actor } from '../../http/auth.ts';
-import { invalidRequest, notFound } from '../../http/errors.ts';
+import { invalidRequest, notFound } from '../../domain/errors.ts';
 import { followWarehouseShipment, lockOrderForShipping, readOrderDetail } from '../orders/service.ts';
 import { linesOf, lockBatch, type BatchRow } from './queries.ts';
 import { batchEvent, invalidStatus, readSession, requireBatchStatus } from './service.ts';

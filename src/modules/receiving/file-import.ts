@@ -5,7 +5,7 @@ import type { DB, ImportColumnMap } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory } from '../../domain/history.ts';
 import type { Actor } from '../../http/auth.ts';
-import { badRequest, forbidden, invalidRequest, notFound } from '../../http/errors.ts';
+import { badRequest, forbidden, invalidRequest, notFound } from '../../domain/errors.ts';
 import { normalizeItemNumber } from '../items/queries.ts';
 import { writeImport, type ImportRow, type SkippedRow } from './import.ts';
 import type { PROFILE_FIELDS } from './schemas.ts';

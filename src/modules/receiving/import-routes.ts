@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { actorOf } from '../../http/auth.ts';
-import { unsupportedMediaType } from '../../http/errors.ts';
+import { unsupportedMediaType } from '../../domain/errors.ts';
 import { DataEnvelope, noContent, responses } from '../../http/schemas.ts';
 import type { App, ModuleDeps } from '../../http/types.ts';
 import { validatorCompiler } from '../../http/validation.ts';

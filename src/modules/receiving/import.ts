@@ -5,7 +5,7 @@ import type { DB, ReferenceType } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
-import { invalidRequest } from '../../http/errors.ts';
+import { invalidRequest } from '../../domain/errors.ts';
 import { assertPartner, insertBatch } from './service.ts';
 import { serializeBatch, serializeLine } from './serialize.ts';
 

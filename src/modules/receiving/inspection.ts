@@ -3,7 +3,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { DB, InspectionStatus } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import type { Actor } from '../../http/auth.ts';
-import { ApiError, badRequest, notFound } from '../../http/errors.ts';
+import { ApiError, badRequest, notFound } from '../../domain/errors.ts';
 import { batchWithLines } from './queries.ts';
 import { lockBatch, recordBatchChange, requireStatus } from './service.ts';
 

@@ -5,7 +5,7 @@ import { inTransaction } from '../../db/transaction.ts';
 import { emit } from '../../domain/events.ts';
 import { quarantineStock, receiveStock, stampReceipt } from '../../domain/stock.ts';
 import type { Actor } from '../../http/auth.ts';
-import { ApiError, invalidRequest } from '../../http/errors.ts';
+import { ApiError, invalidRequest } from '../../domain/errors.ts';
 import { batchWithLines } from './queries.ts';
 import type { BatchRow, LineRow } from './serialize.ts';
 import { lockBatch, recordBatchChange, requireStatus } from './service.ts';

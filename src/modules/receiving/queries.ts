@@ -2,7 +2,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { DB, ReceivingBatchStatus } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
-import { notFound } from '../../http/errors.ts';
+import { notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
 import { serializeBatch, serializeLine, type BatchRow } from './serialize.ts';
 

@@ -7,7 +7,7 @@ import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { documentNumber, localDate } from '../../domain/numbers.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
-import { ApiError, forbidden, invalidRequest, notFound } from '../../http/errors.ts';
+import { ApiError, forbidden, invalidRequest, notFound } from '../../domain/errors.ts';
 import { batchWithLines } from './queries.ts';
 import { serializeBatch, serializeLine, type BatchRow } from './serialize.ts';
 

@@ -4,7 +4,7 @@
 import { CsvError, parse } from 'csv-parse/sync';
 import { unzipSync } from 'fflate';
 import { readSheet } from 'read-excel-file/universal';
-import { ApiError, badRequest } from '../../http/errors.ts';
+import { ApiError, badRequest } from '../../domain/errors.ts';
 
 export type Cell = string | number | boolean | null;
 export type FileKind = 'csv' | 'xlsx';
