@@ -1,8 +1,9 @@
 // npm run bench: a fresh wms_bench database with generated data, the real service and the floor server as child
 // processes, and autocannon (in this process) against each endpoint in turn; prints a table, writes results/latest.json.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus } from 'node:os';
+import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { createAdminKey } from '../src/bootstrap.ts';
@@ -34,6 +35,7 @@ const SAMPLES = 1000;
 // Reuse skips the minute of generation when wms_bench is left from an earlier run (BENCH_KEEP=1), and keeps it again.
 const REUSE = process.env.BENCH_REUSE === '1';
 const KEEP = process.env.BENCH_KEEP === '1' || REUSE;
+const documentsDir = mkdtempSync(join(tmpdir(), 'wms-bench-documents-'));
 const ONLY = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
 
 interface Endpoint {
@@ -240,6 +242,8 @@ async function main(): Promise<void> {
     DATABASE_URL: benchUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', WMS_DB_POOL_SIZE: pool,
     // Far above what 10 s of load can send: the bench measures the service, not its limiter.
     WMS_RATE_LIMIT_PER_KEY: '100000000', REDIS_URL: '', WMS_BOOTSTRAP_ADMIN_KEY: '',
+    // The packing lists the picking targets file go to a directory of the run's own.
+    WMS_DOCUMENTS_DIR: documentsDir,
   });
   const service = startChild('service', 'src/main.ts', serviceEnv(SERVICE_PORT));
   const withoutCache = startChild('service-uncached', 'src/main.ts', { ...serviceEnv(UNCACHED_PORT), WMS_READ_CACHE_MB: '0' });
@@ -296,6 +300,7 @@ async function main(): Promise<void> {
 
 async function cleanup(): Promise<void> {
   await stopChildren();
+  rmSync(documentsDir, { recursive: true, force: true });
   if (KEEP) console.log(`kept database ${DB_NAME} (BENCH_KEEP=1): ${benchUrl}`);
   else await onServer([`drop database if exists ${DB_NAME} with (force)`]).catch((e: Error) => console.error(`drop failed: ${e.message}`));
 }

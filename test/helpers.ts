@@ -1,6 +1,9 @@
 // Test harness: a fresh database per app (a new PGlite, or a database cloned from a migrated template on the server
 // named by TEST_DATABASE_URL), the real app with response-shape checking on, and the first admin's key.
 import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import { buildApp } from '../src/app.ts';
@@ -125,7 +128,9 @@ export interface TestAppOptions {
 }
 
 export async function startApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const config = { ...loadConfig({ WMS_PUBLIC_URL: 'http://wms.test', ...options.env }), ...options.config };
+  // Documents (packing lists among them) go to a directory of this app's own, removed when it closes.
+  const documentsDir = mkdtempSync(join(tmpdir(), 'wms-documents-'));
+  const config = { ...loadConfig({ WMS_PUBLIC_URL: 'http://wms.test', WMS_DOCUMENTS_DIR: documentsDir, ...options.env }), ...options.config };
   const database = options.database ?? (await freshDatabase());
   const adminKey = generateApiKey();
   await ensureFirstAdmin(database.db, adminKey);
@@ -149,6 +154,7 @@ export async function startApp(options: TestAppOptions = {}): Promise<TestApp> {
       await app.close();
       await counters.close();
       await database.close();
+      rmSync(documentsDir, { recursive: true, force: true });
     },
   };
 }

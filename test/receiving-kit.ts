@@ -42,15 +42,25 @@ export const batchHistory = (id: string) => kit.t.db.selectFrom('history').selec
 export const eventsOf = (kind: string, batchId: string) => kit.t.db.selectFrom('outbox_events').selectAll().where('kind', '=', kind).execute()
   .then((rows) => rows.filter((e) => (e.data as { batch_id: string }).batch_id === batchId));
 
-/** balance_after chains over the item's ledger and ends at its on-hand. */
+/**
+ * balance_after chains over the item's ledger and ends at its on-hand: available rows move it, quarantine rows repeat
+ * it; and the quarantine rows add up to what the item's quarantine bins hold.
+ */
 export async function assertLedgerChains(itemId: string) {
   let balance = 0;
+  let quarantined = 0;
   for (const row of await ledger(itemId)) {
-    balance += row.quantity;
+    if (row.inventory_status === 'quarantine') quarantined += row.quantity;
+    else balance += row.quantity;
     assert.equal(row.balance_after, balance, `movement ${row.seq}`);
   }
   assert.equal((await item(itemId)).qty_on_hand, balance);
+  const held = (await bins(itemId)).filter((b) => b.inventory_status === 'quarantine').reduce((sum, b) => sum + b.qty_on_hand, 0);
+  assert.equal(held, quarantined, 'every quarantined unit is in the ledger');
 }
+
+/** Ledger rows of the item that moved on-hand (not the quarantine rows). */
+export const onHandLedger = async (id: string) => (await ledger(id)).filter((m) => m.inventory_status === 'available');
 
 /** A batch taken to verified with the given lines, each inspected by `inspect` (pass, waive or counts). */
 export async function verifiedBatch(lines: { body: Record<string, unknown>; inspect?: 'pass' | 'waive' | { qty_passed: number; qty_failed: number } }[]) {

@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import {
   adjust, call, createItem, createLocation, createManufacturer, expectError, freshDatabase, onPostgres, startApp, userWithKey, type TestApp,
 } from './helpers.ts';
-import { api, assertLedgerChains, batchHistory, bins, eventsOf, item, ledger, newBatch, startReceiving, verifiedBatch } from './receiving-kit.ts';
+import { api, assertLedgerChains, batchHistory, bins, eventsOf, item, ledger, newBatch, onHandLedger, startReceiving, verifiedBatch } from './receiving-kit.ts';
 
 let t: TestApp;
 let partner: string;
@@ -48,9 +48,12 @@ describe('post and void', () => {
     assert.deepEqual(byPlace, { [binA]: ['available', 6], [binB]: ['available', 10], [quarantine]: ['quarantine', 4] });
     assert.equal((await item(waived)).qty_on_hand, 3);
     const receipts = (await ledger(costly)).filter((m) => m.movement_type === 'receipt');
-    assert.equal(receipts.length, 1);
-    assert.deepEqual([receipts[0]!.quantity, receipts[0]!.balance_after, receipts[0]!.reference_id, receipts[0]!.reference_type, receipts[0]!.location_id],
-      [6, 16, batchId, 'receiving_batch', binA]);
+    assert.deepEqual(receipts.map((m) => [m.inventory_status, m.quantity, m.balance_after, m.reference_id, m.reference_type, m.location_id]), [
+      ['available', 6, 16, batchId, 'receiving_batch', binA],
+      ['quarantine', 4, 16, batchId, 'receiving_batch', quarantine],
+    ], 'the failed units are in the ledger too, on-hand unchanged by them');
+    const listed = (await api('GET', `/inventory/movements?item=${costly}&movement_type=receipt`)).body.data;
+    assert.deepEqual(listed.map((m: { inventory_status: string; quantity: number }) => [m.inventory_status, m.quantity]).sort(), [['available', 6], ['quarantine', 4]]);
     await assertLedgerChains(costly);
     await assertLedgerChains(waived);
     assert.equal((await batchHistory(batchId)).at(-1), 'posted');
@@ -112,8 +115,8 @@ describe('post and void', () => {
     assert.deepEqual(await bins(thing), before.bins);
     assert.equal((await item(thing)).qty_on_hand, before.onHand);
     assert.equal((await item(thing)).average_cost, costAfterPost);
-    const receipts = (await ledger(thing)).filter((m) => m.movement_type === 'receipt').map((m) => m.quantity).sort((a, b) => a - b);
-    assert.deepEqual(receipts, [-7, -3, 3, 7]);
+    const receipts = (await ledger(thing)).filter((m) => m.movement_type === 'receipt').map((m) => [m.inventory_status, m.quantity]).sort();
+    assert.deepEqual(receipts, [['available', -3], ['available', -7], ['available', 3], ['available', 7], ['quarantine', -2], ['quarantine', 2]]);
     await assertLedgerChains(thing);
     assert.equal((await batchHistory(batchId)).at(-1), 'voided');
     const [event] = await eventsOf('receiving.voided', batchId);
@@ -258,7 +261,8 @@ describe('concurrency', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL (P
       assert.equal((await item(thing)).qty_on_hand, voided ? 0 : 4);
       const stock = (await bins(thing)).map((b) => [b.location_id, b.inventory_status, b.qty_on_hand]);
       assert.deepEqual(stock, voided ? [] : [[binA, 'available', 4], [quarantine, 'quarantine', 1]].sort((a, b) => (a[0]! < b[0]! ? -1 : 1)));
-      assert.deepEqual((await ledger(thing)).map((m) => m.quantity), voided ? [4, -4] : [4]);
+      assert.deepEqual((await onHandLedger(thing)).map((m) => m.quantity), voided ? [4, -4] : [4]);
+      assert.deepEqual((await ledger(thing)).filter((m) => m.inventory_status === 'quarantine').map((m) => m.quantity), voided ? [1, -1] : [1]);
       await assertLedgerChains(thing);
     }
   });

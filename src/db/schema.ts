@@ -210,6 +210,7 @@ export interface InventoryMovementsTable {
   performed_by_name: Generated<string>;
   api_key_id: Generated<string | null>;
   performed_at: CreatedAt;
+  inventory_status: Generated<'available' | 'quarantine'>;
 }
 
 export interface CustomersTable {

@@ -1,7 +1,8 @@
 // The only code that changes quantities. Every change locks the item row first, then moves the bin row, the item's
 // on-hand and date_last_movement, and writes the ledger row (signed quantity, on-hand after it), the history row and
 // the event, all in the caller's transaction. Quarantined units (failed QC) sit in quarantine bins outside on-hand:
-// they move bin and history, never the ledger. Order commitments (qty_committed) are changed here too.
+// their ledger rows are marked inventory_status 'quarantine' and leave on-hand (and balance_after) as it was. Order
+// commitments (qty_committed) are changed here too.
 import { randomUUID } from 'node:crypto';
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { DB, InventoryMovementsTable, MovementType } from '../db/schema.ts';
@@ -204,8 +205,10 @@ export async function stampReceipt(tx: Transaction<DB>, itemId: string, quantity
 }
 
 /**
- * Quarantined units (failed QC) in the quarantine bin at a quarantine location: kept apart from on-hand, so no ledger
- * movement (the ledger is on-hand's); the history row records the change. Negative takes them back out (a void).
+ * Quarantined units (failed QC) in the quarantine bin at a quarantine location: kept apart from on-hand. They leave a
+ * receipt movement marked inventory_status 'quarantine', whose balance_after repeats the unchanged on-hand, so every
+ * unit into or out of any bin is in the ledger and on-hand stays the sum of the 'available' rows. Negative takes them
+ * back out (a void).
  */
 export async function quarantineStock(
   tx: Transaction<DB>,
@@ -223,6 +226,21 @@ export async function quarantineStock(
   }
   const held = await changeBin(tx, item.id, change.locationId, change.quantity, 'quarantine');
   await tx.updateTable('items').set({ date_last_movement: sql`now()`, updated_at: sql`now()` }).where('id', '=', item.id).execute();
+  await tx.insertInto('inventory_movements').values({
+    item_id: item.id,
+    manufacturer_id: item.manufacturer_id,
+    location_id: change.locationId,
+    movement_type: 'receipt',
+    inventory_status: 'quarantine',
+    quantity: change.quantity,
+    balance_after: item.qty_on_hand,
+    reason: change.reason,
+    reference_type: 'receiving_batch',
+    reference_id: change.referenceId,
+    performed_by: author.userId,
+    performed_by_name: author.userName,
+    api_key_id: author.apiKeyId,
+  }).execute();
   await recordHistory(tx, author, {
     entityType: 'item',
     entityId: item.id,

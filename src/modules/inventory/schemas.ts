@@ -16,6 +16,10 @@ export const Movement = Closed({
   movement_type: Type.Enum(MOVEMENT_TYPES),
   quantity: Type.Integer({ description: 'Signed change.' }),
   balance_after: Type.Integer({ description: 'The item\'s on-hand after this movement.' }),
+  inventory_status: Type.Enum(['available', 'quarantine'], {
+    description: 'quarantine: units into or out of a quarantine bin (failed QC); they are not on hand, so balance_after repeats on-hand and ' +
+      'on-hand is the sum of the available rows.',
+  }),
   reference_id: Uuid,
   cycle_count_batch_id: Nullable(Uuid),
   performed_by_name: Type.String(),

@@ -15,7 +15,7 @@ function movementsWithNames(db: Kysely<DB>) {
     .select([
       'mv.id', 'mv.item_id', 'mv.manufacturer_id', 'i.item_number_display', 'm.name as manufacturer_name', 'mv.reason',
       'mv.reference_type', 'mv.movement_type', 'mv.quantity', 'mv.balance_after', 'mv.reference_id', 'mv.cycle_count_batch_id',
-      'mv.performed_by_name', 'mv.performed_at',
+      'mv.performed_by_name', 'mv.performed_at', 'mv.inventory_status',
     ]);
 }
 
