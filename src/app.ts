@@ -165,8 +165,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     if (!route.schema?.hide && !route.schema?.querystring) route.schema = { ...route.schema, querystring: Closed({}) };
     // Every /api/v1 route is documented as needing the bearer key, with the permission it checks.
     if (!route.url.startsWith(API_PREFIX) || route.schema?.hide) return;
-    const { permission, administers } = route.config ?? {};
-    const needs = [permission && `Permission: \`${permission}\`.`, administers && 'Role: system_admin (key holding admin.api_keys).']
+    const { permission, anyPermission, administers } = route.config ?? {};
+    const needs = [
+      permission && `Permission: \`${permission}\`.`,
+      anyPermission && `Permission: any of ${anyPermission.map((p) => `\`${p}\``).join(', ')}.`,
+      administers && 'Role: system_admin (key holding admin.api_keys).',
+    ]
       .filter(Boolean).join(' ');
     route.schema = {
       ...route.schema,

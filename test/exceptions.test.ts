@@ -118,6 +118,9 @@ describe('the office\'s actions', () => {
     assert.equal(block.status, 'resolved');
     assert.ok(block.resolved_at);
     expectError(await post(floor, `/exceptions/${ids.short}/review`, { disposition: 'again' }), 422, 'invalid_status');
+    expectError(await post(floor, `/exceptions/${ids.short}/await-supply-partner`, { note: 'late' }), 422, 'invalid_status');
+    assert.deepEqual((await ok(get(`/exceptions?order=${orderId}&status=reviewed`))).map((r: { id: string }) => r.id), [ids.short]);
+    assert.equal((await ok(get(`/exceptions?order=${orderId}&status=open`))).length, 2);
     expectError(await post(floor, `/exceptions/${ids.short}/review`, { disposition: '' }), 400, 'bad_request');
     expectError(await post(floor, `/exceptions/mispicks/${ids.short}/review`, { disposition: 'x' }), 404, 'not_found');
     const events = (await eventsOf(floor, 'exception.reviewed')).filter((e) => (e.data as { exception_id: string }).exception_id === ids.short);

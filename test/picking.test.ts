@@ -2,7 +2,7 @@
 // list, staging, parcels, shipping (stock, ledger, order status) and will-call pickup, checked in the database.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { call, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
+import { call, createLocation, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
 import {
   binOf, eventsOf, ok, packedBatch, post, releasedOrder, setUpFloor, startedBatch, stockedItem, stockOf, type Floor,
 } from './picking-kit.ts';
@@ -261,18 +261,122 @@ describe('shipping', () => {
     assert.equal(next.Lines[0].QtyToPick, 2, 'the backorder is what the next batch picks');
   });
 
-  test('cancel returns the lines to the order; a packed batch cannot be cancelled', async () => {
+  test('cancel returns the lines to the order and cancels the blocks the batch opened; a shipped batch cannot be cancelled', async () => {
+    const [item, other] = [await stockedItem(floor, 10), await stockedItem(floor, 10)];
+    const orderId = await releasedOrder(floor, [{ item, qty: 2 }, { item: other, qty: 1 }]);
+    const batch = await startedBatch(floor, orderId);
+    const lineOf = (id: string) => batch.Lines.find((l: { ItemID: string }) => l.ItemID === id).PickBatchLineID;
+    await ok(post(floor, `/pick-batches/${batch.ID}/lines/${lineOf(item)}/pick`, { qty_picked: 2 }));
+    await ok(post(floor, `/pick-batches/${batch.ID}/lines/${lineOf(other)}/quality`, { reason: 'torn' }));
+    const cancelled = await ok(post(floor, `/pick-batches/${batch.ID}/cancel`));
+    assert.equal(cancelled.Status, 'cancelled');
+    const blocks = await t.db.selectFrom('order_blocks').select('status').where('order_id', '=', orderId).execute();
+    assert.deepEqual(blocks.map((b) => b.status), ['cancelled']);
+    const exception = await t.db.selectFrom('pick_exceptions').select('status').where('pick_batch_id', '=', batch.ID).executeTakeFirstOrThrow();
+    assert.equal(exception.status, 'open', 'the exception stays for review');
+    const again = await startedBatch(floor, orderId);
+    assert.deepEqual(again.Lines.map((l: { QtyToPick: number }) => l.QtyToPick).sort(), [1, 2]);
+    await ok(post(floor, `/pick-batches/${again.ID}/cancel`));
+    const packed = await packedBatch(floor, await releasedOrder(floor, [{ item, qty: 1 }]));
+    assert.equal((await ok(post(floor, `/pick-batches/${packed.ID}/cancel`))).Status, 'cancelled', 'a packed batch that cannot ship can be cancelled');
+    const shippedOrder = await releasedOrder(floor, [{ item, qty: 1 }]);
+    const shipped = await packedBatch(floor, shippedOrder);
+    await ok(post(floor, `/pick-batches/${shipped.ID}/ship`));
+    expectError(await post(floor, `/pick-batches/${shipped.ID}/cancel`), 422, 'invalid_status');
+    assert.deepEqual(await stockOf(floor, item), { qty_on_hand: 9, qty_committed: 3, qty_available: 6 });
+  });
+
+  test('a fully short line backorders all of it; a flag after a partial pick sends the picked units back', async () => {
+    const [a, b, c] = [await stockedItem(floor, 10), await stockedItem(floor, 10), await stockedItem(floor, 10)];
+    const orderId = await releasedOrder(floor, [{ item: a, qty: 2 }, { item: b, qty: 3 }, { item: c, qty: 4 }]);
+    const batch = await startedBatch(floor, orderId);
+    const lineOf = (id: string) => `/pick-batches/${batch.ID}/lines/${batch.Lines.find((l: { ItemID: string }) => l.ItemID === id).PickBatchLineID}`;
+    await ok(post(floor, `${lineOf(a)}/pick`, { qty_picked: 2 }));
+    await ok(post(floor, `${lineOf(b)}/short`, { qty_short: 3, reason: 'none there' }));
+    await ok(post(floor, `${lineOf(c)}/pick`, { qty_picked: 1 }));
+    const flagged = await ok(post(floor, `${lineOf(c)}/quality`, { reason: 'dented' }));
+    assert.equal(flagged.Lines.find((l: { ItemID: string }) => l.ItemID === c).QtyPicked, 0);
+    await ok(post(floor, `/pick-batches/${batch.ID}/complete`));
+    await ok(post(floor, `${lineOf(a)}/verify`));
+    await ok(post(floor, `/pick-batches/${batch.ID}/pack`));
+    for (const e of await t.db.selectFrom('pick_exceptions').select(['id', 'kind']).where('pick_batch_id', '=', batch.ID).execute()) {
+      await ok(post(floor, `/exceptions/${e.kind === 'quality' ? 'quality/' : ''}${e.id}/review`, { disposition: 'backorder' }));
+    }
+    await ok(post(floor, `/pick-batches/${batch.ID}/ship`));
+    const lines = await t.db.selectFrom('order_lines').select(['item_id', 'qty_shipped', 'qty_backordered', 'qty_committed']).where('order_id', '=', orderId).execute();
+    const byItem = Object.fromEntries(lines.map((l) => [l.item_id, [l.qty_shipped, l.qty_backordered, l.qty_committed]]));
+    assert.deepEqual(byItem, { [a]: [2, 0, 0], [b]: [0, 3, 3], [c]: [0, 4, 4] });
+    assert.deepEqual(await stockOf(floor, c), { qty_on_hand: 10, qty_committed: 4, qty_available: 6 }, 'nothing of the flagged line left');
+  });
+
+  test('the picked units leave their bin first, then the item\'s other bins; with too few in all of them the ship is 422, nothing moved', async () => {
+    const item = await stockedItem(floor, 3);
+    const spare = await createLocation(t, `SPARE-${Date.now()}`);
+    assert.equal((await call(t.app, 'POST', '/api/v1/inventory/adjustments', { key: t.adminKey, body: { item_id: item, quantity: 10, reason: 'spare', location_id: spare } })).status, 201);
+    const orderId = await releasedOrder(floor, [{ item, qty: 5 }]);
+    const packed = await packedBatch(floor, orderId);
+    await ok(post(floor, `/pick-batches/${packed.ID}/ship`));
+    const moved = await t.db.selectFrom('inventory_movements').select(['location_id', 'quantity']).where('reference_id', '=', packed.ID).orderBy('seq').execute();
+    assert.deepEqual(moved, [{ location_id: floor.bin, quantity: -3 }, { location_id: spare, quantity: -2 }]);
+
+    const short = await stockedItem(floor, 2);
+    const order2 = await releasedOrder(floor, [{ item: short, qty: 2 }]);
+    const batch2 = await packedBatch(floor, order2);
+    // A unit broke after it was picked and was counted away: the bins hold one fewer than the batch packed.
+    assert.equal((await call(t.app, 'POST', '/api/v1/inventory/adjustments', { key: t.adminKey, body: { item_id: short, quantity: -1, reason: 'broken', location_id: floor.bin } })).status, 201);
+    expectError(await post(floor, `/pick-batches/${batch2.ID}/ship`), 422, 'insufficient_stock');
+    assert.equal((await t.db.selectFrom('inventory_movements').select('id').where('reference_id', '=', batch2.ID).execute()).length, 0);
+    assert.equal((await t.db.selectFrom('pick_batches').select('status').where('id', '=', batch2.ID).executeTakeFirstOrThrow()).status, 'packed');
+  });
+
+  test('a split line picks and backorders only its warehouse part, whenever its direct part ships', async () => {
+    const item = await stockedItem(floor, 20);
+    const entered = await call(t.app, 'POST', '/api/v1/orders', {
+      key: t.adminKey,
+      body: { manufacturer_id: floor.partner, customer_id: floor.customer, lines: [{ item_id: item, qty_ordered: 10, fulfillment_source: 'split', qty_warehouse: 6, qty_direct: 4 }] },
+    });
+    const orderId = entered.body.data.order.id;
+    await ok(post(floor, `/orders/${orderId}/release`));
+    const lineId = (await t.db.selectFrom('order_lines').select('id').where('order_id', '=', orderId).executeTakeFirstOrThrow()).id;
+    await ok(post(floor, `/orders/${orderId}/direct-ship/ship`, { line_ids: [lineId], tracking_number: 'D1', carrier: 'ups' }));
+    const batch = await startedBatch(floor, orderId);
+    assert.equal(batch.Lines[0].QtyToPick, 6, 'the direct units that shipped are not the warehouse\'s');
+    const lineUrl = `/pick-batches/${batch.ID}/lines/${batch.Lines[0].PickBatchLineID}`;
+    await ok(post(floor, `${lineUrl}/pick`, { qty_picked: 6 }));
+    await ok(post(floor, `/pick-batches/${batch.ID}/complete`));
+    await ok(post(floor, `${lineUrl}/verify`));
+    await ok(post(floor, `/pick-batches/${batch.ID}/pack`));
+    await ok(post(floor, `/pick-batches/${batch.ID}/ship`));
+    const line = await t.db.selectFrom('order_lines').select(['qty_shipped', 'qty_backordered', 'qty_committed']).where('id', '=', lineId).executeTakeFirstOrThrow();
+    assert.deepEqual(line, { qty_shipped: 10, qty_backordered: 0, qty_committed: 0 });
+    assert.equal((await t.db.selectFrom('orders').select('status').where('id', '=', orderId).executeTakeFirstOrThrow()).status, 'shipped');
+  });
+
+  test('an order whose direct line ships after its warehouse lines becomes shipped then', async () => {
+    const [a, b] = [await stockedItem(floor, 10), await stockedItem(floor, 10)];
+    const entered = await call(t.app, 'POST', '/api/v1/orders', {
+      key: t.adminKey,
+      body: { manufacturer_id: floor.partner, customer_id: floor.customer, lines: [{ item_id: a, qty_ordered: 2 }, { item_id: b, qty_ordered: 3, fulfillment_source: 'direct' }] },
+    });
+    const orderId = entered.body.data.order.id;
+    await ok(post(floor, `/orders/${orderId}/release`));
+    const packed = await packedBatch(floor, orderId);
+    await ok(post(floor, `/pick-batches/${packed.ID}/ship`));
+    assert.equal((await t.db.selectFrom('orders').select('status').where('id', '=', orderId).executeTakeFirstOrThrow()).status, 'partial');
+    const direct = (await t.db.selectFrom('order_lines').select('id').where('order_id', '=', orderId).where('item_id', '=', b).executeTakeFirstOrThrow()).id;
+    await ok(post(floor, `/orders/${orderId}/direct-ship/ship`, { line_ids: [direct], tracking_number: 'D2', carrier: 'fedex' }));
+    assert.equal((await t.db.selectFrom('orders').select('status').where('id', '=', orderId).executeTakeFirstOrThrow()).status, 'shipped');
+    assert.equal((await eventsOf(floor, 'order.shipped')).filter((e) => (e.data as { order_id: string }).order_id === orderId).length, 1);
+  });
+
+  test('cancelling the order cancels its live batches', async () => {
     const item = await stockedItem(floor, 10);
     const orderId = await releasedOrder(floor, [{ item, qty: 2 }]);
     const batch = await startedBatch(floor, orderId);
-    await ok(post(floor, `/pick-batches/${batch.ID}/lines/${batch.Lines[0].PickBatchLineID}/pick`, { qty_picked: 2 }));
-    const cancelled = await ok(post(floor, `/pick-batches/${batch.ID}/cancel`));
-    assert.equal(cancelled.Status, 'cancelled');
-    const again = await startedBatch(floor, orderId);
-    assert.equal(again.Lines[0].QtyToPick, 2);
-    const packed = await packedBatch(floor, await releasedOrder(floor, [{ item, qty: 1 }]));
-    expectError(await post(floor, `/pick-batches/${packed.ID}/cancel`), 422, 'invalid_status');
-    assert.deepEqual(await stockOf(floor, item), { qty_on_hand: 10, qty_committed: 3, qty_available: 7 });
+    await ok(post(floor, `/orders/${orderId}/cancel`));
+    assert.equal((await ok(get(`/pick-batches/${batch.ID}`))).Status, 'cancelled');
+    expectError(await post(floor, `/pick-batches/${batch.ID}/lines/${batch.Lines[0].PickBatchLineID}/pick`, { qty_picked: 1 }), 422, 'invalid_status');
+    assert.deepEqual(await stockOf(floor, item), { qty_on_hand: 10, qty_committed: 0, qty_available: 10 });
   });
 
   test('will-call pickup ships the packed order and records who collected it; other orders are 422', async () => {
@@ -295,6 +399,62 @@ describe('shipping', () => {
   });
 });
 
+describe('the list and the floor\'s own keys', () => {
+  test('a warehouse key works a whole order: start, read its lines, pick, pack, stage, label, ship', async () => {
+    const item = await stockedItem(floor, 10);
+    const orderId = await releasedOrder(floor, [{ item, qty: 2 }]);
+    const { key } = await userWithKey(t, 'warehouse');
+    const started = await ok(post(floor, '/pick-batches', { order_id: orderId }, key), 201);
+    const batch = await ok(get(`/pick-batches/${started.ID}`, key));
+    const lineUrl = `/pick-batches/${batch.ID}/lines/${batch.Lines[0].PickBatchLineID}`;
+    await ok(post(floor, `${lineUrl}/pick`, { qty_picked: 2 }, key));
+    await ok(post(floor, `/pick-batches/${batch.ID}/complete`, undefined, key));
+    await ok(post(floor, `${lineUrl}/verify`, undefined, key));
+    await ok(post(floor, `/pick-batches/${batch.ID}/pack`, undefined, key));
+    await ok(post(floor, `/pick-batches/${batch.ID}/stage`, { slot: 'DOCK-1' }, key));
+    await ok(post(floor, `/pick-batches/${batch.ID}/parcels`, { tracking_number: '1ZWH', carrier: 'ups' }, key));
+    assert.equal((await ok(post(floor, `/pick-batches/${batch.ID}/ship`, undefined, key))).Status, 'shipped');
+    assert.deepEqual((await ok(get(`/pick-batches?order=${orderId}`, key))).map((s: { ID: string }) => s.ID), [batch.ID]);
+  });
+
+  test('ship takes tracking_number and carrier together or not at all', async () => {
+    const item = await stockedItem(floor, 10);
+    const packed = await packedBatch(floor, await releasedOrder(floor, [{ item, qty: 1 }]));
+    expectError(await post(floor, `/pick-batches/${packed.ID}/ship`, { tracking_number: '1Z1' }), 422, 'invalid_request');
+    expectError(await post(floor, `/pick-batches/${packed.ID}/ship`, { carrier: 'ups' }), 422, 'invalid_request');
+    const nullBody = await t.app.inject({
+      method: 'POST', url: `/api/v1/pick-batches/${packed.ID}/ship`, payload: 'null',
+      headers: { authorization: `Bearer ${t.adminKey}`, 'content-type': 'application/json' },
+    });
+    assert.equal(nullBody.statusCode, 400, 'a body that is sent must be an object; only a missing body reads as {}');
+    assert.equal((await t.db.selectFrom('pick_batches').select('status').where('id', '=', packed.ID).executeTakeFirstOrThrow()).status, 'packed');
+  });
+
+  test('a mispick names an item of the batch\'s own partner', async () => {
+    const [item, foreign] = [await stockedItem(floor, 10), await stockedItem(floor, 10, floor.otherPartner)];
+    const batch = await startedBatch(floor, await releasedOrder(floor, [{ item, qty: 1 }]));
+    const url = `/pick-batches/${batch.ID}/lines/${batch.Lines[0].PickBatchLineID}/mispick`;
+    expectError(await post(floor, url, { actual_item_id: foreign, actual_qty: 1, reason: 'x' }), 422, 'invalid_request');
+    assert.equal((await t.db.selectFrom('pick_exceptions').select('id').where('pick_batch_id', '=', batch.ID).execute()).length, 0);
+  });
+
+  test('the list filters by status, order and partner, newest first, paged', async () => {
+    const item = await stockedItem(floor, 10);
+    const first = await startedBatch(floor, await releasedOrder(floor, [{ item, qty: 1 }]));
+    const second = await startedBatch(floor, await releasedOrder(floor, [{ item, qty: 1 }]));
+    await ok(post(floor, `/pick-batches/${first.ID}/cancel`));
+    const cancelled = await call(t.app, 'GET', '/api/v1/pick-batches?status=cancelled&per_page=100', { key: t.adminKey });
+    assert.ok(cancelled.body.data.some((s: { ID: string }) => s.ID === first.ID));
+    assert.ok(cancelled.body.data.every((s: { Status: string }) => s.Status === 'cancelled'));
+    const page = await call(t.app, 'GET', `/api/v1/pick-batches?manufacturer=${floor.partner}&per_page=1`, { key: t.adminKey });
+    assert.deepEqual(page.body.data.map((s: { ID: string }) => s.ID), [second.ID], 'newest first');
+    assert.ok(page.body.meta.total_count >= 2);
+    assert.equal(page.body.meta.per_page, 1);
+    assert.deepEqual((await ok(get(`/pick-batches?manufacturer=${floor.otherPartner}`))), []);
+    expectError(await get('/pick-batches?status=lost'), 400, 'bad_request');
+  });
+});
+
 describe('who may do what', () => {
   test('a consignor key reads its partner\'s batches and exceptions only; picking needs picking.execute, shipping shipping.edit', async () => {
     const item = await stockedItem(floor, 10);
@@ -312,6 +472,12 @@ describe('who may do what', () => {
     expectError(await post(floor, `/pick-batches/${batch.ID}/complete`, undefined, qc.key), 403, 'forbidden');
     const office = await userWithKey(t, 'office');
     expectError(await post(floor, `/pick-batches/${batch.ID}/flag-tracking`, undefined, office.key), 403, 'forbidden');
+    const picker = await userWithKey(t, 'warehouse', { scopes: ['picking.execute'] });
+    for (const [path, body] of [['stage', { slot: null }], ['parcels', { tracking_number: '1Z', carrier: 'ups' }], ['ship', {}], ['flag-tracking', undefined]] as const) {
+      expectError(await post(floor, `/pick-batches/${batch.ID}/${path}`, body, picker.key), 403, 'forbidden');
+    }
+    expectError(await call(t.app, 'PUT', `/api/v1/pick-batches/${batch.ID}/tracking`, { key: picker.key, body: { tracking_number: '1Z', carrier: 'ups' } }), 403, 'forbidden');
+    expectError(await post(floor, `/orders/${orderId}/pickup`, { picked_up_by_name: 'X' }, picker.key), 403, 'forbidden');
     const [line] = await t.db.selectFrom('pick_batch_lines').select('qty_picked').where('pick_batch_id', '=', batch.ID).execute();
     assert.equal(line!.qty_picked, 0);
   });

@@ -29,6 +29,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Permission the key must hold. */
     permission?: Permission;
+    /** Permissions of which the key must hold at least one (a record several roles read, each by its own permission). */
+    anyPermission?: readonly Permission[];
     /** Only a system_admin whose key holds admin.api_keys (administration of users and reference data). */
     administers?: boolean;
     /** Warehouse staff only: a partner-scoped key is refused (403) before its permissions are looked at. */
@@ -162,9 +164,10 @@ export function registerAuth(api: FastifyInstance, options: AuthOptions): void {
       if (used.count > perKeyLimit) throw rateLimited(used.resetMs, 'too many requests for this API key');
     }
 
-    const { permission, administers, staffOnly } = request.routeOptions.config;
+    const { permission, anyPermission, administers, staffOnly } = request.routeOptions.config;
     if (staffOnly && actor.manufacturerId) throw forbidden('only warehouse staff may do this; partner-scoped keys are refused whatever their scopes');
     if (permission) requirePermission(actor, permission);
+    if (anyPermission && !anyPermission.some((p) => actor.permissions.has(p))) throw forbidden(`this key holds none of ${anyPermission.join(', ')}`);
     if (administers && !canAdminister(actor)) throw forbidden('only a system_admin key holding admin.api_keys may do this');
   });
 

@@ -78,11 +78,17 @@ export async function notifyDirectShip(
   });
 }
 
-/** An order of direct lines only ships when every line has shipped, and is partial while some have. */
+/**
+ * An order of direct lines only ships when every line has shipped, and is partial while some have. An order with
+ * warehouse lines ships when the last of its units has shipped, whichever shipment was last; until then its warehouse
+ * shipments decide whether it is partial.
+ */
 export async function followDirectShipments(tx: Transaction<DB>, actor: Actor, order: OrderRow): Promise<void> {
-  const lines = await tx.selectFrom('order_lines').select(['qty_warehouse', 'direct_shipped_at']).where('order_id', '=', order.id).execute();
-  if (lines.length === 0 || lines.some((line) => line.qty_warehouse > 0) || !lines.some((line) => line.direct_shipped_at)) return;
-  const status: OrderStatus = lines.every((line) => line.direct_shipped_at !== null) ? 'shipped' : 'partial';
+  const lines = await tx.selectFrom('order_lines').select(['qty_warehouse', 'qty_ordered', 'qty_shipped', 'direct_shipped_at']).where('order_id', '=', order.id).execute();
+  if (lines.length === 0 || !lines.some((line) => line.direct_shipped_at)) return;
+  const allShipped = lines.every((line) => line.qty_shipped >= line.qty_ordered);
+  if (lines.some((line) => line.qty_warehouse > 0) && !allShipped) return;
+  const status: OrderStatus = allShipped ? 'shipped' : 'partial';
   if (status === order.status) return;
   const now = new Date();
   const after = await tx

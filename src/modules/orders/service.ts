@@ -236,6 +236,12 @@ export async function cancelOrder(db: Kysely<DB>, actor: Actor, id: string): Pro
     assertStatus(order, OPEN, 'cancel');
     await releaseLines(tx, (await tx.selectFrom('order_lines').select('id').where('order_id', '=', id).execute()).map((line) => line.id));
     await tx.updateTable('order_blocks').set({ status: 'cancelled', updated_at: new Date() }).where('order_id', '=', id).where('status', '=', 'open').execute();
+    // The floor stops working a cancelled order: its live pick batches end with it (nothing had shipped from them).
+    const batches = await tx.updateTable('pick_batches').set({ status: 'cancelled', cancelled_at: new Date(), updated_at: new Date() })
+      .where('order_id', '=', id).where('status', 'in', ['in_progress', 'completed', 'packed']).returning(['id', 'status']).execute();
+    for (const batch of batches) {
+      await recordHistory(tx, actor, { entityType: 'pick_batch', entityId: batch.id, action: 'cancelled', manufacturerId: order.manufacturer_id, after: { status: 'cancelled', reason: 'order cancelled' } });
+    }
     const cancelled = await tx.updateTable('orders').set({ status: 'cancelled', updated_by: actor.userId, updated_at: new Date() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
     await recordHistory(tx, actor, { entityType: 'order', entityId: id, action: 'cancelled', manufacturerId: order.manufacturer_id, before: { status: order.status }, after: { status: 'cancelled', reason: null } });
     await emit(tx, 'order.cancelled', orderEvent(cancelled), order.manufacturer_id);

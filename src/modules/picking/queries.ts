@@ -11,6 +11,9 @@ import type { Selectable } from 'kysely';
 type Executor = Kysely<DB> | Transaction<DB>;
 export type BatchLineRow = Selectable<PickBatchLinesTable>;
 
+/** Units of an order line the warehouse has shipped (qty_shipped also counts a direct portion once it shipped). */
+export const WAREHOUSE_SHIPPED = sql<number>`qty_shipped - case when direct_shipped_at is null then 0 else qty_direct end`;
+
 /** Batches on their way out: their lines hold the order line's units. */
 export const LIVE_BATCH = ['in_progress', 'completed', 'packed'] as const;
 

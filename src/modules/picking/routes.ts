@@ -20,6 +20,8 @@ const tags = ['Pick, pack and ship'];
 const session = responses({ 200: DataEnvelope(PickSession) });
 const picking = { permission: 'picking.execute' } as const;
 const shipping = { permission: 'shipping.edit' } as const;
+// The office reads batches with its orders; the floor reads the batches it works.
+const readBatches = { anyPermission: ['orders.view', 'picking.execute', 'shipping.edit'] } as const;
 
 export async function pickingRoutes(app: App, deps: ModuleDeps) {
   const { db } = deps;
@@ -35,7 +37,7 @@ export async function pickingRoutes(app: App, deps: ModuleDeps) {
   }, async (request, reply) => reply.code(201).send({ data: await startBatch(db, actorOf(request), request.body.order_id) }));
 
   app.get('/pick-batches', {
-    config: { permission: 'orders.view' },
+    config: readBatches,
     schema: {
       tags, summary: 'Pick batches (newest first)', description: 'Filters: status, order, manufacturer. A partner-scoped key sees its partner\'s only.',
       querystring: ListBatchesQuery, response: responses({ 200: ListEnvelope(PickSession) }),
@@ -47,7 +49,7 @@ export async function pickingRoutes(app: App, deps: ModuleDeps) {
   });
 
   app.get('/pick-batches/:id', {
-    config: { permission: 'orders.view' },
+    config: readBatches,
     schema: { tags, summary: 'A pick batch as a pick session', params: BatchParams, response: session },
   }, async (request) => ({ data: await readSession(db, actorOf(request), request.params.id) }));
 

@@ -10,7 +10,7 @@ import { ApiError, invalidRequest, notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
 import { openException } from '../exceptions/service.ts';
 import {
-  LIVE_BATCH, lineOf, linesOf, listSessions, lockBatch, sessionOf, type BatchFilter, type BatchLineRow, type BatchRow,
+  LIVE_BATCH, lineOf, linesOf, listSessions, lockBatch, sessionOf, WAREHOUSE_SHIPPED, type BatchFilter, type BatchLineRow, type BatchRow,
 } from './queries.ts';
 import { serializeSession } from './serialize.ts';
 
@@ -66,7 +66,7 @@ export async function startBatch(db: Kysely<DB>, actor: Actor, orderId: string) 
       throw invalidStatus(`only a released or partially shipped order can be picked; this one is ${order.status}`);
     }
     const open = await tx.selectFrom('order_lines as ol')
-      .select(['ol.id', 'ol.item_id', 'ol.bin_location', sql<number>`ol.qty_warehouse - ol.qty_shipped - coalesce((
+      .select(['ol.id', 'ol.item_id', 'ol.bin_location', sql<number>`ol.qty_warehouse - (${WAREHOUSE_SHIPPED}) - coalesce((
         select sum(l.qty_to_pick) from pick_batch_lines l join pick_batches b on b.id = l.pick_batch_id
         where l.order_line_id = ol.id and b.status in (${sql.join(LIVE_BATCH)})), 0)`.as('remaining')])
       .where('ol.order_id', '=', orderId).where('ol.qty_warehouse', '>', 0).orderBy('ol.line_number').execute();
@@ -157,8 +157,9 @@ export function mispickLine(db: Kysely<DB>, actor: Actor, batchId: string, lineI
   return lineAction(db, actor, batchId, lineId, async (tx, batch, line) => {
     requireOpenLine(batch, line, 'flag a mispick on', ['pending', 'skipped']);
     if (input.actual_item_id === line.item_id) throw invalidRequest('actual_item_id is the line\'s own item; that is not a mispick');
-    const actual = await tx.selectFrom('items').select('id').where('id', '=', input.actual_item_id).executeTakeFirst();
-    if (!actual) throw invalidRequest('actual_item_id does not name an item');
+    // Only the batch's own partner's items: another partner's item number must not show in this partner's exceptions.
+    const actual = await tx.selectFrom('items').select('id').where('id', '=', input.actual_item_id).where('manufacturer_id', '=', batch.manufacturer_id).executeTakeFirst();
+    if (!actual) throw invalidRequest('actual_item_id does not name an item of the batch\'s supply partner');
     await setAside(tx, actor, batch, line, 'mispick');
     await openException(tx, actor, { kind: 'mispick', batch, line, flagReason: input.reason.trim(), actualItemId: input.actual_item_id, actualQty: input.actual_qty });
   });
@@ -173,9 +174,10 @@ export function flagQuality(db: Kysely<DB>, actor: Actor, batchId: string, lineI
   });
 }
 
+/** A flagged line is set aside whole: units already picked from it go back to the bin, so none of it ships. */
 async function setAside(tx: Transaction<DB>, actor: Actor, batch: BatchRow, line: BatchLineRow, kind: string) {
-  await tx.updateTable('pick_batch_lines').set({ status: 'skipped', updated_at: new Date() }).where('id', '=', line.id).execute();
-  await recordHistory(tx, actor, { entityType: 'pick_batch', entityId: batch.id, action: `line_${kind}`, manufacturerId: batch.manufacturer_id, after: lineChange(line, { status: 'skipped' }) });
+  await tx.updateTable('pick_batch_lines').set({ status: 'skipped', qty_picked: 0, updated_at: new Date() }).where('id', '=', line.id).execute();
+  await recordHistory(tx, actor, { entityType: 'pick_batch', entityId: batch.id, action: `line_${kind}`, manufacturerId: batch.manufacturer_id, after: lineChange(line, { status: 'skipped', qty_picked: 0 }) });
 }
 
 /** Pack verification of a picked line at the pack station (the batch completed; something picked on the line). */
@@ -204,14 +206,15 @@ export async function completeBatch(db: Kysely<DB>, actor: Actor, batchId: strin
 }
 
 /**
- * in_progress or completed -> cancelled: the batch's lines stop holding the order lines' units, so the next batch picks
- * them again. Nothing had moved (stock moves when a batch ships). The order blocks the batch opened are cancelled; its
- * exceptions stay for review.
+ * in_progress, completed or packed -> cancelled: the batch's lines stop holding the order lines' units, so the next
+ * batch picks them again. Nothing had moved (stock moves when a batch ships). The order blocks the batch opened are
+ * cancelled; its exceptions stay for review. A packed batch may be cancelled too (a packed order that cannot ship, say),
+ * its packing list stays on file.
  */
 export async function cancelBatch(db: Kysely<DB>, actor: Actor, batchId: string) {
   return inTransaction(db, async (tx) => {
     const batch = await lockBatch(tx, actor, batchId);
-    requireBatchStatus(batch, ['in_progress', 'completed'], 'cancel');
+    requireBatchStatus(batch, ['in_progress', 'completed', 'packed'], 'cancel');
     await tx.updateTable('pick_batches').set({ status: 'cancelled', cancelled_at: new Date(), updated_at: new Date() }).where('id', '=', batchId).execute();
     const blocks = await tx.updateTable('order_blocks').set({ status: 'cancelled', updated_at: new Date() })
       .where('status', '=', 'open')

@@ -7,9 +7,9 @@ import { emit } from '../../domain/events.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { shipStock } from '../../domain/stock.ts';
 import type { Actor } from '../../http/auth.ts';
-import { invalidRequest, notFound } from '../../domain/errors.ts';
+import { ApiError, invalidRequest, notFound } from '../../domain/errors.ts';
 import { followWarehouseShipment, lockOrderForShipping, readOrderDetail } from '../orders/service.ts';
-import { linesOf, lockBatch, type BatchRow } from './queries.ts';
+import { linesOf, lockBatch, WAREHOUSE_SHIPPED, type BatchRow } from './queries.ts';
 import { batchEvent, invalidStatus, readSession, requireBatchStatus } from './service.ts';
 
 interface Tracking {
@@ -135,17 +135,22 @@ async function shipLockedBatch(tx: Transaction<DB>, actor: Actor, batch: BatchRo
     await trackingChanged(tx, actor, batch, 'tracking_captured', { parcel_id: parcel.id, parcel_seq: parcel.parcel_seq, tracking_number: parcel.tracking_number, carrier: parcel.carrier });
   }
   // Item rows are locked in id order, as commitments lock them: no deadlock with order entry.
-  const lines = (await linesOf(tx, batch.id)).filter((line) => line.qty_picked > 0).sort((a, b) => (a.item_id < b.item_id ? -1 : a.item_id > b.item_id ? 1 : 0));
+  const batchLines = await linesOf(tx, batch.id);
+  const lines = batchLines.filter((line) => line.qty_picked > 0).sort((a, b) => (a.item_id < b.item_id ? -1 : a.item_id > b.item_id ? 1 : 0));
   for (const line of lines) {
-    if (!line.location_id) throw invalidRequest(`line ${line.id} has no bin to ship from`, { pick_batch_line_id: line.id });
-    await shipStock(tx, actor, { itemId: line.item_id, locationId: line.location_id, quantity: line.qty_picked, reason: `pick batch ${batch.batch_number}`, pickBatchId: batch.id });
+    for (const take of await binsToShipFrom(tx, line)) {
+      await shipStock(tx, actor, { itemId: line.item_id, locationId: take.locationId, quantity: take.quantity, reason: `pick batch ${batch.batch_number}`, pickBatchId: batch.id });
+    }
     await tx.updateTable('order_lines').set((eb) => ({
       qty_shipped: eb('qty_shipped', '+', line.qty_picked),
       qty_committed: sql<number>`greatest(0, qty_committed - ${line.qty_picked}::int)`,
-      qty_backordered: sql<number>`greatest(0, qty_warehouse - qty_shipped - ${line.qty_picked}::int)`,
       updated_at: new Date(),
     })).where('id', '=', line.order_line_id).execute();
   }
+  // Every line of the batch, shipped in full, in part or not at all (short, set aside): what the warehouse still owes.
+  await tx.updateTable('order_lines')
+    .set({ qty_backordered: sql<number>`greatest(0, qty_warehouse - (${WAREHOUSE_SHIPPED}))`, updated_at: new Date() })
+    .where('id', 'in', batchLines.map((line) => line.order_line_id)).execute();
   const now = new Date();
   await tx.updateTable('pick_batches').set({ status: 'shipped', shipped_at: now, shipped_by: actor.userId, updated_at: now }).where('id', '=', batch.id).execute();
   await recordHistory(tx, actor, {
@@ -158,6 +163,33 @@ async function shipLockedBatch(tx: Transaction<DB>, actor: Actor, batch: BatchRo
     lines: lines.map((line) => ({ order_line_id: line.order_line_id, item_id: line.item_id, qty_shipped: line.qty_picked })),
   }, batch.manufacturer_id);
   await followWarehouseShipment(tx, actor, order);
+}
+
+/**
+ * Where a line's picked units leave from: the bin it was picked from first, then the item's other available bins,
+ * fullest first (stock may have been relocated since the batch started). Not enough in all of them: 422.
+ */
+async function binsToShipFrom(tx: Transaction<DB>, line: { item_id: string; location_id: string | null; qty_picked: number }) {
+  const bins = await tx.selectFrom('item_locations as b').innerJoin('locations as loc', 'loc.id', 'b.location_id')
+    .innerJoin('items as i', 'i.id', 'b.item_id')
+    .select(['b.location_id', 'b.qty_on_hand', 'i.item_number_display'])
+    .where('b.item_id', '=', line.item_id).where('b.inventory_status', '=', 'available').where('b.qty_on_hand', '>', 0)
+    .where('loc.is_active', '=', true).where('loc.location_type', '<>', 'quarantine')
+    .orderBy(sql`b.location_id = ${line.location_id}`, 'desc').orderBy('b.qty_on_hand', 'desc').execute();
+  const takes: { locationId: string; quantity: number }[] = [];
+  let left = line.qty_picked;
+  for (const bin of bins) {
+    if (left === 0) break;
+    const quantity = Math.min(left, bin.qty_on_hand);
+    takes.push({ locationId: bin.location_id, quantity });
+    left -= quantity;
+  }
+  if (left > 0) {
+    const held = line.qty_picked - left;
+    throw new ApiError(422, 'insufficient_stock', `${bins[0]?.item_number_display ?? line.item_id}: ${line.qty_picked} picked but the bins hold ${held}; ` +
+      'count or adjust the stock, or cancel the batch', { details: { item_id: line.item_id } });
+  }
+  return takes;
 }
 
 /** Ship: tracking, when given, is captured as the primary box first; without it the batch ships with what it has. */
@@ -180,6 +212,10 @@ export async function pickUpOrder(db: Kysely<DB>, actor: Actor, orderId: string,
     if (!willCall.yes) throw invalidStatus('only a will-call order is picked up (ship via WILL-CALL or freight terms WILL CALL)');
     const packed = await tx.selectFrom('pick_batches').select('id').where('order_id', '=', orderId).where('status', '=', 'packed').orderBy('created_at').execute();
     if (packed.length === 0) throw invalidStatus(`the order has no packed batch to hand over (it is ${order.status})`);
+    // The items of all the batches, locked in id order up front: shipping them batch by batch cannot deadlock.
+    await tx.selectFrom('items').select('id').forUpdate()
+      .where('id', 'in', tx.selectFrom('pick_batch_lines').select('item_id').where('pick_batch_id', 'in', packed.map((b) => b.id)))
+      .orderBy('id').execute();
     for (const { id } of packed) await shipLockedBatch(tx, actor, await lockBatch(tx, actor, id));
     const name = input.picked_up_by_name.trim();
     const notes = input.notes?.trim() || null;
