@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { pageParams } from '../../http/pagination.ts';
 import { Closed, Nullable, Text, Timestamp, Uuid } from '../../http/schemas.ts';
+import { Document } from '../documents/schemas.ts';
 
 export const ORDER_STATUSES = ['entered', 'selected', 'released', 'partial', 'shipped', 'billed', 'closed', 'cancelled'] as const;
 export const PRIORITIES = ['normal', 'high', 'rush'] as const;
@@ -214,24 +215,6 @@ export const OrderBlock = Closed({
   created_at: Timestamp,
   updated_at: Timestamp,
   exception: Nullable(ExceptionSummary),
-});
-
-const Document = Closed({
-  id: Uuid,
-  entity_type: Type.String(),
-  entity_id: Uuid,
-  manufacturer_id: NullableUuid,
-  file_name: Type.String(),
-  file_type: Type.String(),
-  storage_key: Type.String(),
-  file_size: Type.Integer(),
-  description: NullableText,
-  uploaded_by: Uuid,
-  uploaded_at: Timestamp,
-  created_at: Timestamp,
-  updated_at: Timestamp,
-  tags: Nullable(Type.Array(Type.String())),
-  uploaded_by_name: NullableText,
 });
 
 export const OrderDetail = Closed({
