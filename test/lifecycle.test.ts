@@ -128,6 +128,8 @@ describe('shutting down', () => {
     const raw = rawExchange(url, [
       `GET /api/v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.adminKey}\r\n`,
       async () => {
+        // The server must have begun reading this request: a connection it has not heard from is idle and closed at once.
+        await sleep(200);
         closing = t.app.close();
         await sleep(100);
       },
