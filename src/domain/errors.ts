@@ -22,6 +22,8 @@ export const notFound = (what = 'record') => new ApiError(404, 'not_found', `${w
 export const conflict = (message: string) => new ApiError(409, 'conflict', message);
 export const gone = (message: string) => new ApiError(410, 'gone', message);
 export const invalidRequest = (message: string, details?: unknown) => new ApiError(422, 'invalid_request', message, { details });
+/** The operation is not allowed in the record's current status (the spec's invalid_status). */
+export const invalidStatus = (message: string) => new ApiError(422, 'invalid_status', message);
 export const unsupportedMediaType = (message: string) => new ApiError(415, 'unsupported_media_type', message);
 
 const RETRY_AFTER_S = 2;

@@ -10,12 +10,10 @@ import { recordHistory } from '../../domain/history.ts';
 import { documentNumber } from '../../domain/numbers.ts';
 import { adjustStock } from '../../domain/stock.ts';
 import type { Actor } from '../../http/auth.ts';
-import { ApiError, invalidRequest, notFound } from '../../domain/errors.ts';
+import { invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
-
-const invalidStatus = (message: string) => new ApiError(422, 'invalid_status', message);
 
 function batches(db: Executor) {
   return db.selectFrom('cycle_count_batches as b').select([

@@ -6,10 +6,8 @@ import { inTransaction } from '../../db/transaction.ts';
 import { emit } from '../../domain/events.ts';
 import { recordHistory } from '../../domain/history.ts';
 import type { Actor } from '../../http/auth.ts';
-import { ApiError, notFound } from '../../domain/errors.ts';
+import { invalidStatus, notFound } from '../../domain/errors.ts';
 import { exceptionDetail, type ExceptionKind } from './queries.ts';
-
-const invalidStatus = (message: string) => new ApiError(422, 'invalid_status', message);
 
 const BLOCK_COLUMN = {
   short_pick: 'short_pick_exception_id',

@@ -4,12 +4,10 @@ import type { DB, ItemsTable } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
-import { ApiError, forbidden, invalidRequest, notFound } from '../../domain/errors.ts';
+import { forbidden, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
 import { normalizeItemNumber } from './queries.ts';
 import { serializeItem } from './serialize.ts';
-
-const invalidStatus = (message: string) => new ApiError(422, 'invalid_status', message);
 
 /** An empty string clears a nullable text field; other text is stored trimmed. */
 const clearable = (value: string | undefined) => (value === undefined ? undefined : value.trim() || null);

@@ -6,7 +6,7 @@ import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { transferStock, type MovementRow } from '../../domain/stock.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
-import { ApiError, forbidden, invalidRequest, notFound } from '../../domain/errors.ts';
+import { ApiError, forbidden, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
 import { movementsById } from '../inventory/service.ts';
 import type { LOCATION_TYPES } from './schemas.ts';
@@ -19,7 +19,6 @@ const LOCATION_COLUMNS = [
   'l.capacity', 'l.is_active', 'l.created_at', 'l.updated_at',
 ] as const;
 
-const invalidStatus = (message: string) => new ApiError(422, 'invalid_status', message);
 const notEmpty = (code: string) => new ApiError(422, 'location_not_empty', `location ${code} still holds stock`);
 
 /** Locations belong to the warehouse: partners read them but do not change them. */

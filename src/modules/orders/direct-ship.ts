@@ -6,10 +6,10 @@ import { inTransaction } from '../../db/transaction.ts';
 import { emit } from '../../domain/events.ts';
 import { recordHistory } from '../../domain/history.ts';
 import type { Actor } from '../../http/auth.ts';
-import { ApiError, invalidRequest, notFound } from '../../domain/errors.ts';
+import { ApiError, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
 import { activeContactsWithRole } from '../contacts/service.ts';
 import { lockOrder } from './queries.ts';
-import { invalidStatus, orderEvent, pendingDirectLine } from './read.ts';
+import { orderEvent, pendingDirectLine } from './read.ts';
 import type { OrderRow } from './serialize.ts';
 
 /** Direct lines are asked for and shipped while the order is open. */

@@ -3,7 +3,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import type { Actor } from '../../http/auth.ts';
-import { ApiError, badRequest } from '../../domain/errors.ts';
+import { badRequest } from '../../domain/errors.ts';
 import {
   displaySubstatusOf, documentsOf, lifecycleOf, linesWithAvailability, openBlocksOf, orderWithJoins, pickBatchesOf,
 } from './queries.ts';
@@ -12,8 +12,6 @@ import { serializeCreatedLine, serializeLine, serializeOrder, type OrderRow } fr
 
 type Executor = Kysely<DB> | Transaction<DB>;
 type Include = (typeof INCLUDES)[number];
-
-export const invalidStatus = (message: string) => new ApiError(422, 'invalid_status', message);
 
 /** What partners and integrators learn of an order with each of its events. */
 export function orderEvent(order: OrderRow) {

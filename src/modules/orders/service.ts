@@ -5,12 +5,12 @@ import type { DB, OrdersTable, OrderStatus, Priority } from '../../db/schema.ts'
 import { inTransaction } from '../../db/transaction.ts';
 import { emit } from '../../domain/events.ts';
 import { recordHistory } from '../../domain/history.ts';
-import { forbidden, invalidRequest, notFound } from '../../domain/errors.ts';
+import { forbidden, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
 import type { Actor } from '../../http/auth.ts';
 import { prepareLines, refreshTotals, releaseLines, type LineRequest } from './lines.ts';
 import { followDirectShipments } from './direct-ship.ts';
 import { lockOrder } from './queries.ts';
-import { invalidStatus, orderEvent, readOrder, type OrderResponse } from './read.ts';
+import { orderEvent, readOrder, type OrderResponse } from './read.ts';
 import type { OrderRow } from './serialize.ts';
 
 /** Statuses whose header may change: before the order ships. */

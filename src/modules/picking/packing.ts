@@ -1,6 +1,7 @@
 // Packing: completed -> packed once every line with units picked is verified, with the packing list PDF filed under
 // the order in the same transaction.
 import type { Transaction } from 'kysely';
+import { invalidStatus } from '../../domain/errors.ts';
 import type { DB } from '../../db/schema.ts';
 import { emit } from '../../domain/events.ts';
 import { recordHistory } from '../../domain/history.ts';
@@ -9,7 +10,7 @@ import type { ModuleDeps } from '../../http/types.ts';
 import { renderPackingList } from '../documents/packing-list.ts';
 import { inTransactionWithDocuments, storeDocument } from '../documents/service.ts';
 import { linesOf, lockBatch, type BatchRow } from './queries.ts';
-import { batchEvent, invalidStatus, readSession, requireBatchStatus } from './service.ts';
+import { batchEvent, readSession, requireBatchStatus } from './service.ts';
 
 /** What the packing list shows: the order's header, ship-to and carrier, and the batch's packed lines. */
 async function packingListOf(tx: Transaction<DB>, batch: BatchRow, packedAt: Date, packedByName: string) {

@@ -6,15 +6,13 @@ import { inTransaction } from '../../db/transaction.ts';
 import { emit } from '../../domain/events.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
-import { ApiError, invalidRequest, notFound } from '../../domain/errors.ts';
+import { invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
 import { openException } from '../exceptions/service.ts';
 import {
   LIVE_BATCH, lineOf, linesOf, listSessions, lockBatch, sessionOf, WAREHOUSE_SHIPPED, type BatchFilter, type BatchLineRow, type BatchRow,
 } from './queries.ts';
 import { serializeSession } from './serialize.ts';
-
-export const invalidStatus = (message: string) => new ApiError(422, 'invalid_status', message);
 
 export function requireBatchStatus(batch: BatchRow, allowed: readonly string[], action: string) {
   if (!allowed.includes(batch.status)) throw invalidStatus(`cannot ${action} a batch that is ${batch.status}`);

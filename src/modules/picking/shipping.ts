@@ -7,10 +7,10 @@ import { emit } from '../../domain/events.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { shipStock } from '../../domain/stock.ts';
 import type { Actor } from '../../http/auth.ts';
-import { ApiError, invalidRequest, notFound } from '../../domain/errors.ts';
+import { ApiError, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
 import { followWarehouseShipment, lockOrderForShipping, readOrderDetail } from '../orders/service.ts';
 import { linesOf, lockBatch, WAREHOUSE_SHIPPED, type BatchRow } from './queries.ts';
-import { batchEvent, invalidStatus, readSession, requireBatchStatus } from './service.ts';
+import { batchEvent, readSession, requireBatchStatus } from './service.ts';
 
 interface Tracking {
   tracking_number: string;

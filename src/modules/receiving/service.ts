@@ -7,11 +7,9 @@ import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { documentNumber, localDate } from '../../domain/numbers.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
-import { ApiError, forbidden, invalidRequest, notFound } from '../../domain/errors.ts';
+import { ApiError, forbidden, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
 import { batchWithLines } from './queries.ts';
 import { serializeBatch, serializeLine, type BatchRow } from './serialize.ts';
-
-export const invalidStatus = (message: string) => new ApiError(422, 'invalid_status', message);
 
 /** Locks the batch row: changes to one batch (and a post racing a post) run one after the other. 404 outside scope. */
 export async function lockBatch(tx: Transaction<DB>, actor: Actor, id: string): Promise<BatchRow> {
