@@ -51,12 +51,11 @@ function withoutSecrets(payload: string, fields: string[] | undefined): string {
 // running on an instance not yet upgraded: it counts as in progress. An older one is a crashed claim and is taken over.
 const LEGACY_CLAIM_TTL = sql`interval '10 minutes'`;
 
-/** What is recorded for a key within the replay window: an answer, or a claim of the earlier scheme still running. */
+/** What is recorded for a key within the replay window: an answer, or (status_code null) a claim of the earlier scheme still running. */
 async function recordedAnswer(db: Kysely<DB>, apiKeyId: string, key: string) {
   return db
     .selectFrom('idempotency_keys')
     .select(['request_hash', 'status_code', 'response_body'])
-    .select(sql<boolean>`status_code is null and created_at >= now() - ${LEGACY_CLAIM_TTL}`.as('legacy_in_progress'))
     .where('api_key_id', '=', apiKeyId)
     .where('idempotency_key', '=', key)
     .where('created_at', '>=', sql<Date>`now() - ${REPLAY_WINDOW}`)
@@ -82,7 +81,7 @@ export function registerIdempotency(app: FastifyInstance, db: Kysely<DB>): void 
       select pg_try_advisory_xact_lock(hashtextextended(${`${apiKeyId}:${key}`}, 0)) as locked`.execute(db);
     if (!rows[0]!.locked) throw conflict('a request with this Idempotency-Key is still in progress');
     const first = await recordedAnswer(db, apiKeyId, key);
-    if (first?.legacy_in_progress) throw conflict('a request with this Idempotency-Key is still in progress');
+    if (first && first.status_code === null) throw conflict('a request with this Idempotency-Key is still in progress');
     if (!first) {
       request.idempotencyClaim = { apiKeyId, key, hash, transaction };
       return false;

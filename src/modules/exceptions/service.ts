@@ -33,10 +33,11 @@ export interface NewException {
 export async function openException(tx: Transaction<DB>, actor: Actor, input: NewException) {
   const superseded = await tx.updateTable('pick_exceptions').set({ status: 'superseded', updated_at: new Date() })
     .where('pick_batch_line_id', '=', input.line.id).where('status', '=', 'open').returning('id').execute();
-  for (const old of superseded) {
+  if (superseded.length) {
+    const ids = superseded.map((row) => row.id);
     await tx.updateTable('order_blocks').set({ status: 'cancelled', updated_at: new Date() })
       .where('status', '=', 'open')
-      .where((eb) => eb.or([eb('short_pick_exception_id', '=', old.id), eb('mispick_exception_id', '=', old.id), eb('quality_exception_id', '=', old.id)]))
+      .where((eb) => eb.or([eb('short_pick_exception_id', 'in', ids), eb('mispick_exception_id', 'in', ids), eb('quality_exception_id', 'in', ids)]))
       .execute();
   }
   const exception = await tx.insertInto('pick_exceptions').values({

@@ -105,13 +105,17 @@ function requireOpenLine(batch: BatchRow, line: BatchLineRow, action: string, al
   if (!allowed.includes(line.status)) throw invalidStatus(`line is ${line.status}; cannot ${action} it`);
 }
 
-async function lineAction(db: Kysely<DB>, actor: Actor, batchId: string, lineId: string, work: (tx: Transaction<DB>, batch: BatchRow, line: BatchLineRow) => Promise<void>) {
+/** Every action on a batch: one transaction with the order and the batch locked; it answers with the batch as it is now. */
+export function batchWrite(db: Kysely<DB>, actor: Actor, batchId: string, work: (tx: Transaction<DB>, batch: BatchRow) => Promise<void>) {
   return inTransaction(db, async (tx) => {
     const batch = await lockBatch(tx, actor, batchId);
-    const line = await lineOf(tx, batchId, lineId);
-    await work(tx, batch, line);
+    await work(tx, batch);
     return readSession(tx, actor, batchId);
   });
+}
+
+function lineAction(db: Kysely<DB>, actor: Actor, batchId: string, lineId: string, work: (tx: Transaction<DB>, batch: BatchRow, line: BatchLineRow) => Promise<void>) {
+  return batchWrite(db, actor, batchId, async (tx, batch) => work(tx, batch, await lineOf(tx, batchId, lineId)));
 }
 
 const lineChange = (line: BatchLineRow, after: Partial<BatchLineRow>) => ({
@@ -191,15 +195,13 @@ export function verifyLine(db: Kysely<DB>, actor: Actor, batchId: string, lineId
 }
 
 /** in_progress -> completed once no line is pending (each picked, short or set aside). */
-export async function completeBatch(db: Kysely<DB>, actor: Actor, batchId: string) {
-  return inTransaction(db, async (tx) => {
-    const batch = await lockBatch(tx, actor, batchId);
+export function completeBatch(db: Kysely<DB>, actor: Actor, batchId: string) {
+  return batchWrite(db, actor, batchId, async (tx, batch) => {
     requireBatchStatus(batch, ['in_progress'], 'complete');
     const pending = (await linesOf(tx, batchId)).filter((line) => line.status === 'pending');
     if (pending.length) throw invalidStatus(`${pending.length} line(s) still pending: pick, short or flag each before completing`);
     await tx.updateTable('pick_batches').set({ status: 'completed', completed_at: new Date(), updated_at: new Date() }).where('id', '=', batchId).execute();
     await recordHistory(tx, actor, { entityType: 'pick_batch', entityId: batchId, action: 'completed', manufacturerId: batch.manufacturer_id, before: { status: batch.status }, after: { status: 'completed' } });
-    return readSession(tx, actor, batchId);
   });
 }
 
@@ -209,9 +211,8 @@ export async function completeBatch(db: Kysely<DB>, actor: Actor, batchId: strin
  * cancelled; its exceptions stay for review. A packed batch may be cancelled too (a packed order that cannot ship, say),
  * its packing list stays on file.
  */
-export async function cancelBatch(db: Kysely<DB>, actor: Actor, batchId: string) {
-  return inTransaction(db, async (tx) => {
-    const batch = await lockBatch(tx, actor, batchId);
+export function cancelBatch(db: Kysely<DB>, actor: Actor, batchId: string) {
+  return batchWrite(db, actor, batchId, async (tx, batch) => {
     requireBatchStatus(batch, ['in_progress', 'completed', 'packed'], 'cancel');
     await tx.updateTable('pick_batches').set({ status: 'cancelled', cancelled_at: new Date(), updated_at: new Date() }).where('id', '=', batchId).execute();
     const blocks = await tx.updateTable('order_blocks').set({ status: 'cancelled', updated_at: new Date() })
@@ -223,6 +224,5 @@ export async function cancelBatch(db: Kysely<DB>, actor: Actor, batchId: string)
       entityType: 'pick_batch', entityId: batchId, action: 'cancelled', manufacturerId: batch.manufacturer_id,
       before: { status: batch.status }, after: { status: 'cancelled', cancelled_block_ids: blocks.map((b) => b.id) },
     });
-    return readSession(tx, actor, batchId);
   });
 }

@@ -10,7 +10,7 @@ import type { Actor } from '../../http/auth.ts';
 import { ApiError, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
 import { followWarehouseShipment, lockOrderForShipping, readOrderDetail } from '../orders/service.ts';
 import { linesOf, lockBatch, WAREHOUSE_SHIPPED, type BatchRow } from './queries.ts';
-import { batchEvent, readSession, requireBatchStatus } from './service.ts';
+import { batchEvent, batchWrite, requireBatchStatus } from './service.ts';
 
 interface Tracking {
   tracking_number: string;
@@ -30,15 +30,15 @@ async function refreshPrimaryTracking(tx: Transaction<DB>, batchId: string) {
     tracking_captured_at: primary?.captured_at ?? null,
     updated_at: new Date(),
   }).where('id', '=', batchId).execute();
+  return primary;
 }
 
 async function trackingChanged(tx: Transaction<DB>, actor: Actor, batch: BatchRow, action: string, after: Record<string, unknown>) {
-  await refreshPrimaryTracking(tx, batch.id);
+  const primary = await refreshPrimaryTracking(tx, batch.id);
   await recordHistory(tx, actor, { entityType: 'pick_batch', entityId: batch.id, action, manufacturerId: batch.manufacturer_id, after });
-  const current = await tx.selectFrom('pick_batches').select(['tracking_number', 'tracking_carrier']).where('id', '=', batch.id).executeTakeFirstOrThrow();
   await emit(tx, 'shipment.tracking_updated', {
     pick_batch_id: batch.id, batch_number: batch.batch_number, order_id: batch.order_id,
-    tracking_number: current.tracking_number, carrier: current.tracking_carrier,
+    tracking_number: primary?.tracking_number ?? null, carrier: primary?.carrier ?? null,
   }, batch.manufacturer_id);
 }
 
@@ -58,14 +58,6 @@ async function capturePrimary(tx: Transaction<DB>, actor: Actor, batch: BatchRow
   return tx.updateTable('pick_batch_parcels')
     .set({ tracking_number: tracking.tracking_number.trim(), carrier: tracking.carrier, captured_at: new Date(), captured_by: actor.userId })
     .where('id', '=', primary.id).returningAll().executeTakeFirstOrThrow();
-}
-
-function batchWrite(db: Kysely<DB>, actor: Actor, batchId: string, work: (tx: Transaction<DB>, batch: BatchRow) => Promise<void>) {
-  return inTransaction(db, async (tx) => {
-    const batch = await lockBatch(tx, actor, batchId);
-    await work(tx, batch);
-    return readSession(tx, actor, batchId);
-  });
 }
 
 export function addParcel(db: Kysely<DB>, actor: Actor, batchId: string, tracking: Tracking) {
