@@ -1,12 +1,12 @@
 // Picking: starting a batch for a released order, the picker's line actions (pick, short, mispick, quality flag), pack
 // verification, completing and cancelling. Stock does not move while picking; it moves when the batch ships.
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { emit } from '../../domain/events.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
-import { invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
+import { conflict, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
 import { openException } from '../exceptions/service.ts';
 import {
@@ -122,16 +122,63 @@ const lineChange = (line: BatchLineRow, after: Partial<BatchLineRow>) => ({
   line_id: line.id, before: { status: line.status, qty_picked: line.qty_picked, qty_short: line.qty_short }, after,
 });
 
+interface LineChange {
+  batchStatus: BatchRow['status'];
+  set: RawBuilder<unknown>;
+  /** The action's rules on the line, in SQL: the line changes only where they hold. */
+  guard: RawBuilder<unknown>;
+  action: string;
+  /** The history row's after, from the changed line. */
+  after: RawBuilder<unknown>;
+  /** Says why the guard refused (throws), or 'done' when nothing needed to change. */
+  explain: (batch: BatchRow, line: BatchLineRow) => 'done' | void;
+}
+
+/**
+ * Pick and verify are most of the floor's requests (each line, twice), so each is one statement: it locks the batch
+ * (only while it has the status the action needs), changes the line where the action's guard holds and writes the
+ * history row. When it changed nothing, the batch and line are read to say why. Statuses only move forward, so a second
+ * attempt is needed only when the batch reached the status meanwhile. They lock no order: they touch only the batch's
+ * own line, so the order-then-batch locking of the other actions never waits on them in a cycle.
+ */
+async function changeLine(db: Kysely<DB>, actor: Actor, batchId: string, lineId: string, change: LineChange) {
+  const inScope = actor.manufacturerId ? sql`and manufacturer_id = ${actor.manufacturerId}` : sql``;
+  for (let attempt = 1; ; attempt++) {
+    const result = await sql`
+      with batch as (
+        select id, manufacturer_id from pick_batches where id = ${batchId} and status = ${change.batchStatus} ${inScope} for update
+      ), line as (
+        update pick_batch_lines l set ${change.set}, updated_at = now()
+        from batch where l.id = ${lineId} and l.pick_batch_id = batch.id and ${change.guard}
+        returning l.*, batch.manufacturer_id as batch_manufacturer_id
+      )
+      insert into history (user_id, api_key_id, entity_type, entity_id, action, manufacturer_id, after)
+      select ${actor.userId}, ${actor.apiKeyId}, 'pick_batch', ${batchId}, ${change.action}, batch_manufacturer_id, ${change.after} from line`.execute(db);
+    if (result.numAffectedRows === 1n) break;
+    const batch = await inPartnerScope(db.selectFrom('pick_batches').selectAll().where('id', '=', batchId), actor, 'manufacturer_id').executeTakeFirst();
+    if (!batch) throw notFound('pick batch');
+    if (change.explain(batch, await lineOf(db, batchId, lineId)) === 'done') break;
+    if (attempt === 2) throw conflict('the batch changed while this was done; read it and try again');
+  }
+  return readSession(db, actor, batchId);
+}
+
 /** Picks units; picks add up, and the line is picked once they reach QtyToPick. */
 export function pickLine(db: Kysely<DB>, actor: Actor, batchId: string, lineId: string, qty: number) {
-  return lineAction(db, actor, batchId, lineId, async (tx, batch, line) => {
-    requireOpenLine(batch, line, 'pick');
-    const left = line.qty_to_pick - line.qty_picked;
-    if (qty > left) throw invalidRequest(`qty_picked ${qty} is more than the ${left} left to pick on this line`);
-    const picked = line.qty_picked + qty;
-    const status = picked === line.qty_to_pick ? 'picked' as const : 'pending' as const;
-    await tx.updateTable('pick_batch_lines').set({ qty_picked: picked, status, updated_at: new Date() }).where('id', '=', line.id).execute();
-    await recordHistory(tx, actor, { entityType: 'pick_batch', entityId: batch.id, action: 'line_picked', manufacturerId: batch.manufacturer_id, after: lineChange(line, { status, qty_picked: picked }) });
+  return changeLine(db, actor, batchId, lineId, {
+    batchStatus: 'in_progress',
+    set: sql`qty_picked = l.qty_picked + ${qty}::int, status = case when l.qty_picked + ${qty}::int = l.qty_to_pick then 'picked' else 'pending' end`,
+    guard: sql`l.status = 'pending' and l.qty_picked + ${qty}::int <= l.qty_to_pick`,
+    action: 'line_picked',
+    // As lineChange() records it; before from the guard: pending, with qty_picked less what was added.
+    after: sql`jsonb_build_object('line_id', id,
+      'before', jsonb_build_object('status', 'pending', 'qty_picked', qty_picked - ${qty}::int, 'qty_short', qty_short),
+      'after', jsonb_build_object('status', status, 'qty_picked', qty_picked))`,
+    explain: (batch, line) => {
+      requireOpenLine(batch, line, 'pick');
+      const left = line.qty_to_pick - line.qty_picked;
+      if (qty > left) throw invalidRequest(`qty_picked ${qty} is more than the ${left} left to pick on this line`);
+    },
   });
 }
 
@@ -184,13 +231,17 @@ async function setAside(tx: Transaction<DB>, actor: Actor, batch: BatchRow, line
 
 /** Pack verification of a picked line at the pack station (the batch completed; something picked on the line). */
 export function verifyLine(db: Kysely<DB>, actor: Actor, batchId: string, lineId: string) {
-  return lineAction(db, actor, batchId, lineId, async (tx, batch, line) => {
-    requireBatchStatus(batch, ['completed'], 'verify lines of');
-    if (line.qty_picked === 0) throw invalidStatus(`nothing was picked on this line (${line.status}); there is nothing to verify`);
-    if (line.pack_verified_at) return;
-    await tx.updateTable('pick_batch_lines').set({ pack_verified_at: new Date(), pack_verified_by: actor.userId, updated_at: new Date() })
-      .where('id', '=', line.id).execute();
-    await recordHistory(tx, actor, { entityType: 'pick_batch', entityId: batch.id, action: 'line_verified', manufacturerId: batch.manufacturer_id, after: { line_id: line.id } });
+  return changeLine(db, actor, batchId, lineId, {
+    batchStatus: 'completed',
+    set: sql`pack_verified_at = now(), pack_verified_by = ${actor.userId}`,
+    guard: sql`l.qty_picked > 0 and l.pack_verified_at is null`,
+    action: 'line_verified',
+    after: sql`jsonb_build_object('line_id', id)`,
+    explain: (batch, line) => {
+      requireBatchStatus(batch, ['completed'], 'verify lines of');
+      if (line.qty_picked === 0) throw invalidStatus(`nothing was picked on this line (${line.status}); there is nothing to verify`);
+      if (line.pack_verified_at) return 'done';
+    },
   });
 }
 
