@@ -110,6 +110,11 @@ describe('relocate and move-all', () => {
     assert.deepEqual(await binsOf(item), [{ location_code: 'REL-FROM', qty_on_hand: 6 }, { location_code: 'REL-TO', qty_on_hand: 4 }]);
     const stored = await t.db.selectFrom('items').select('qty_on_hand').where('id', '=', item).executeTakeFirstOrThrow();
     assert.equal(stored.qty_on_hand, 10);
+    // Both rows of the pair in the ledger, in order, their balance_after running through them; one history row each.
+    const ledger = await t.db.selectFrom('inventory_movements').select(['quantity', 'balance_after']).where('item_id', '=', item).where('movement_type', '=', 'transfer').orderBy('seq').execute();
+    assert.deepEqual(ledger, [{ quantity: -4, balance_after: 6 }, { quantity: 4, balance_after: 10 }]);
+    const audit = await t.db.selectFrom('history').select(['before', 'after']).where('entity_id', '=', item).where('action', '=', 'transfer').execute();
+    assert.deepEqual(audit.map((row) => [(row.before as { qty_on_hand: number }).qty_on_hand, (row.after as { qty_on_hand: number }).qty_on_hand]).sort(), [[10, 6], [6, 10]].sort());
     const events = await t.db.selectFrom('outbox_events').select('data').where('kind', '=', 'inventory.relocated').execute();
     assert.ok(events.some((e) => (e.data as { item_id: string }).item_id === item));
   });

@@ -8,7 +8,7 @@ import { sql, type Selectable, type Transaction } from 'kysely';
 import type { DB, InventoryMovementsTable, MovementType } from '../db/schema.ts';
 import { ApiError, invalidRequest, notFound } from './errors.ts';
 import { emit } from './events.ts';
-import { recordHistory, type Author } from './history.ts';
+import { recordHistories, recordHistory, type Author } from './history.ts';
 
 export interface StockAuthor extends Author {
   userName: string;
@@ -30,6 +30,8 @@ export interface StockChange {
   cycleCountBatchId?: string | null;
   /** Refuse to take away units that orders have committed (on-hand may not fall below committed). */
   keepCommitted?: boolean;
+  /** Units of the item's qty_committed this change gives up (a shipment takes committed units away). */
+  commitmentReleased?: number;
 }
 
 const insufficientStock = (available: number) =>
@@ -43,89 +45,129 @@ const tooManyUnits = (item: { id: string; item_number_display: string }, held: n
 
 /** Locks the item row: every quantity change of one item runs one after the other from here on. */
 export async function lockItem(tx: Transaction<DB>, itemId: string) {
-  const item = await tx
-    .selectFrom('items')
-    .select(['id', 'manufacturer_id', 'item_number_display', 'qty_on_hand', 'status'])
-    .where('id', '=', itemId)
-    .forUpdate()
-    .executeTakeFirst();
-  if (!item) throw notFound('item');
-  return item;
+  const [item] = await lockItems(tx, [itemId]);
+  return item!;
 }
 
-/** A location stock may move into or out of: active, and not quarantine (quarantined stock is not sellable on-hand). */
-async function stockLocation(tx: Transaction<DB>, locationId: string) {
-  const location = await tx
-    .selectFrom('locations')
-    .select(['id', 'location_code', 'location_type', 'is_active'])
-    .where('id', '=', locationId)
-    // Shared lock: retiring the location (which takes it exclusively) waits for this move, and then sees its stock.
-    .forShare()
-    .executeTakeFirst();
-  if (!location) throw invalidRequest('location_id does not name a location');
-  if (!location.is_active) throw invalidRequest(`location ${location.location_code} is retired`);
-  if (location.location_type === 'quarantine') throw invalidRequest(`location ${location.location_code} is a quarantine location`);
-  return location;
+/** Locks the items in id order (as commitments lock them, so no two writers deadlock); 404 when one is missing. */
+async function lockItems(tx: Transaction<DB>, itemIds: string[]) {
+  const items = await sql<{ id: string; manufacturer_id: string; item_number_display: string; qty_on_hand: number; status: string }>`
+    select id, manufacturer_id, item_number_display, qty_on_hand, status from items
+    where id = any(${[...new Set(itemIds)]}::uuid[]) order by id for update`.execute(tx);
+  if (items.rows.length !== new Set(itemIds).size) throw notFound('item');
+  return items.rows;
+}
+
+/** Locations stock may move into or out of: active, and not quarantine (quarantined stock is not sellable on-hand). */
+async function checkStockLocations(tx: Transaction<DB>, locationIds: string[]) {
+  // Shared lock: retiring a location (which takes it exclusively) waits for this move, and then sees its stock.
+  const locations = await sql<{ id: string; location_code: string; location_type: string; is_active: boolean }>`
+    select id, location_code, location_type, is_active from locations where id = any(${[...new Set(locationIds)]}::uuid[]) for share`.execute(tx);
+  const byId = new Map(locations.rows.map((location) => [location.id, location]));
+  for (const id of locationIds) {
+    const location = byId.get(id);
+    if (!location) throw invalidRequest('location_id does not name a location');
+    if (!location.is_active) throw invalidRequest(`location ${location.location_code} is retired`);
+    if (location.location_type === 'quarantine') throw invalidRequest(`location ${location.location_code} is a quarantine location`);
+  }
+}
+
+interface BinChange {
+  itemId: string;
+  locationId: string;
+  quantity: number;
 }
 
 /**
- * Adds the signed quantity to the item's bin row of that status at the location (created on first use; the first
- * available bin of an item is its primary).
+ * Adds each signed quantity to the item's bin row of that status at the location (created on first use; the first
+ * available bin of an item is its primary), all in one statement; changes to one bin are added up first. Returns the
+ * units each bin holds after.
  */
-async function changeBin(
-  tx: Transaction<DB>, itemId: string, locationId: string, quantity: number, status: BinStatus = 'available',
-): Promise<number> {
-  const bin = await tx
-    .insertInto('item_locations')
-    .values({
-      item_id: itemId,
-      location_id: locationId,
-      qty_on_hand: quantity,
-      inventory_status: status,
-      is_primary: status === 'available'
-        ? sql<boolean>`not exists (select 1 from item_locations where item_id = ${itemId} and inventory_status = 'available')`
-        : false,
-    })
-    .onConflict((oc) =>
-      oc.columns(['item_id', 'location_id', 'inventory_status']).doUpdateSet((eb) => ({
-        qty_on_hand: eb('item_locations.qty_on_hand', '+', eb.ref('excluded.qty_on_hand')),
-        updated_at: new Date(),
-      })))
-    .returning(['id', 'qty_on_hand', 'is_primary'])
-    .executeTakeFirstOrThrow();
-  if (bin.qty_on_hand < 0) throw insufficientStock(bin.qty_on_hand - quantity);
+async function changeBins(tx: Transaction<DB>, changes: BinChange[], status: BinStatus = 'available'): Promise<Map<string, number>> {
+  const net = new Map<string, BinChange>();
+  for (const change of changes) {
+    const key = `${change.itemId} ${change.locationId}`;
+    const bin = net.get(key);
+    if (bin) bin.quantity += change.quantity;
+    else net.set(key, { ...change });
+  }
+  const bins = [...net.values()].filter((bin) => bin.quantity !== 0);
+  const held = new Map<string, number>();
+  if (bins.length === 0) return held;
+  // Only an item's first new bin here may become its primary: the others cannot see it in the statement's snapshot.
+  const seen = new Set<string>();
+  const firstOfItem = bins.map((bin) => !seen.has(bin.itemId) && !!seen.add(bin.itemId));
+  const changed = await sql<{ id: string; item_id: string; location_id: string; qty_on_hand: number; is_primary: boolean }>`
+    insert into item_locations (item_id, location_id, qty_on_hand, inventory_status, is_primary)
+    select c.item_id, c.location_id, c.quantity, ${status},
+      ${status === 'available'} and c.first_of_item
+        and not exists (select 1 from item_locations b where b.item_id = c.item_id and b.inventory_status = 'available')
+    from unnest(${bins.map((b) => b.itemId)}::uuid[], ${bins.map((b) => b.locationId)}::uuid[], ${bins.map((b) => b.quantity)}::int[],
+      ${firstOfItem}::boolean[]) as c(item_id, location_id, quantity, first_of_item)
+    on conflict (item_id, location_id, inventory_status)
+      do update set qty_on_hand = item_locations.qty_on_hand + excluded.qty_on_hand, updated_at = now()
+    returning id, item_id, location_id, qty_on_hand, is_primary`.execute(tx);
+  for (const bin of changed.rows) {
+    const quantity = net.get(`${bin.item_id} ${bin.location_id}`)!.quantity;
+    if (bin.qty_on_hand < 0) throw insufficientStock(bin.qty_on_hand - quantity);
+    held.set(`${bin.item_id} ${bin.location_id}`, bin.qty_on_hand);
+  }
   // An emptied bin that is not the item's primary one is forgotten, so location stock lists only real stock.
-  if (bin.qty_on_hand === 0 && !bin.is_primary) await tx.deleteFrom('item_locations').where('id', '=', bin.id).execute();
-  return bin.qty_on_hand;
+  const emptied = changed.rows.filter((bin) => bin.qty_on_hand === 0 && !bin.is_primary).map((bin) => bin.id);
+  if (emptied.length) await sql`delete from item_locations where id = any(${emptied}::uuid[])`.execute(tx);
+  return held;
 }
 
-async function writeMovement(tx: Transaction<DB>, author: StockAuthor, change: StockChange): Promise<MovementRow> {
-  if (!Number.isInteger(change.quantity) || change.quantity === 0) throw invalidRequest('quantity must be a non-zero integer');
-  const item = await lockItem(tx, change.itemId);
-  // The item row is locked, so on-hand cannot change before the update; a bin never holds more than on-hand.
-  if (item.qty_on_hand + change.quantity > MAX_UNITS) throw tooManyUnits(item, item.qty_on_hand, change.quantity, 'on-hand');
-  await stockLocation(tx, change.locationId);
-  await changeBin(tx, change.itemId, change.locationId, change.quantity);
-  const updated = await tx
-    .updateTable('items')
-    .set((eb) => ({ qty_on_hand: eb('qty_on_hand', '+', change.quantity), date_last_movement: sql`now()`, updated_at: sql`now()` }))
-    .where('id', '=', item.id)
-    .returning(['qty_on_hand', 'qty_committed'])
-    .executeTakeFirstOrThrow();
-  if (change.keepCommitted && change.quantity < 0 && updated.qty_on_hand < updated.qty_committed) {
-    throw new ApiError(422, 'insufficient_stock', `${item.item_number_display}: ${updated.qty_committed} units are committed to orders; only ${Math.max(0, updated.qty_on_hand - change.quantity - updated.qty_committed)} can be taken away`);
+/**
+ * Moves stock: locks the items, checks the locations, changes the bins, on-hand (and, for shipments, the commitment
+ * the units leave) and writes the ledger and history rows, in a fixed number of statements however many changes there
+ * are: a 10-line shipment costs what one line does. Changes apply in the order given; an item's balance_after runs
+ * through its changes.
+ */
+async function writeMovements(tx: Transaction<DB>, author: StockAuthor, changes: StockChange[]): Promise<MovementRow[]> {
+  if (changes.some((change) => !Number.isInteger(change.quantity) || change.quantity === 0)) throw invalidRequest('quantity must be a non-zero integer');
+  const items = new Map((await lockItems(tx, changes.map((change) => change.itemId))).map((item) => [item.id, item]));
+  // The item rows are locked, so on-hand cannot change before the update; a bin never holds more than on-hand.
+  const onHand = new Map([...items.values()].map((item) => [item.id, item.qty_on_hand]));
+  const balances = changes.map((change) => {
+    const before = onHand.get(change.itemId)!;
+    if (before + change.quantity > MAX_UNITS) throw tooManyUnits(items.get(change.itemId)!, before, change.quantity, 'on-hand');
+    onHand.set(change.itemId, before + change.quantity);
+    return { before, after: before + change.quantity };
+  });
+  await checkStockLocations(tx, changes.map((change) => change.locationId));
+  await changeBins(tx, changes);
+  const totals = new Map<string, { quantity: number; released: number }>();
+  for (const change of changes) {
+    const total = totals.get(change.itemId) ?? { quantity: 0, released: 0 };
+    total.quantity += change.quantity;
+    total.released += change.commitmentReleased ?? 0;
+    totals.set(change.itemId, total);
   }
-  const id = randomUUID();
-  const movement = await tx
-    .insertInto('inventory_movements')
-    .values({
+  const ids = [...totals.keys()];
+  const updated = await sql<{ id: string; qty_on_hand: number; qty_committed: number }>`
+    update items i set qty_on_hand = i.qty_on_hand + c.quantity, qty_committed = i.qty_committed - c.released,
+      date_last_movement = now(), updated_at = now()
+    from unnest(${ids}::uuid[], ${ids.map((id) => totals.get(id)!.quantity)}::int[], ${ids.map((id) => totals.get(id)!.released)}::int[])
+      as c(id, quantity, released)
+    where i.id = c.id
+    returning i.id, i.qty_on_hand, i.qty_committed`.execute(tx);
+  for (const after of updated.rows) {
+    if (!changes.some((change) => change.itemId === after.id && change.keepCommitted && change.quantity < 0)) continue;
+    if (after.qty_on_hand >= after.qty_committed) continue;
+    const item = items.get(after.id)!;
+    throw new ApiError(422, 'insufficient_stock', `${item.item_number_display}: ${after.qty_committed} units are committed to orders; only ${Math.max(0, item.qty_on_hand - after.qty_committed)} can be taken away`);
+  }
+  const rows = changes.map((change, index) => {
+    const id = randomUUID();
+    return {
       id,
-      item_id: item.id,
-      manufacturer_id: item.manufacturer_id,
+      item_id: change.itemId,
+      manufacturer_id: items.get(change.itemId)!.manufacturer_id,
       location_id: change.locationId,
       movement_type: change.movementType,
       quantity: change.quantity,
-      balance_after: updated.qty_on_hand,
+      balance_after: balances[index]!.after,
       reason: change.reason,
       reference_type: change.referenceType,
       reference_id: change.referenceId ?? id,
@@ -133,23 +175,31 @@ async function writeMovement(tx: Transaction<DB>, author: StockAuthor, change: S
       performed_by: author.userId,
       performed_by_name: author.userName,
       api_key_id: author.apiKeyId,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  await recordHistory(tx, author, {
-    entityType: 'item',
-    entityId: item.id,
-    action: change.movementType,
-    manufacturerId: item.manufacturer_id,
-    before: { qty_on_hand: item.qty_on_hand },
-    after: { qty_on_hand: updated.qty_on_hand, movement_id: movement.id, location_id: change.locationId, quantity: change.quantity },
+    };
   });
-  return movement;
+  const inserted = await sql<MovementRow>`
+    insert into inventory_movements (id, item_id, manufacturer_id, location_id, movement_type, quantity, balance_after, reason,
+      reference_type, reference_id, cycle_count_batch_id, performed_by, performed_by_name, api_key_id)
+    select id, item_id, manufacturer_id, location_id, movement_type, quantity, balance_after, reason,
+      reference_type, reference_id, cycle_count_batch_id, performed_by, performed_by_name, api_key_id
+    from json_populate_recordset(null::inventory_movements, ${JSON.stringify(rows)})
+    returning *`.execute(tx);
+  const byId = new Map(inserted.rows.map((movement) => [movement.id, movement]));
+  const movements = rows.map((row) => byId.get(row.id)!);
+  await recordHistories(tx, author, movements.map((movement, index) => ({
+    entityType: 'item',
+    entityId: movement.item_id,
+    action: movement.movement_type,
+    manufacturerId: movement.manufacturer_id,
+    before: { qty_on_hand: balances[index]!.before },
+    after: { qty_on_hand: movement.balance_after, movement_id: movement.id, location_id: movement.location_id, quantity: movement.quantity },
+  })));
+  return movements;
 }
 
 /** An adjustment or a cycle-count correction: one movement, announced as inventory.adjusted. */
 export async function adjustStock(tx: Transaction<DB>, author: StockAuthor, change: StockChange): Promise<MovementRow> {
-  const movement = await writeMovement(tx, author, change);
+  const [movement] = await writeMovements(tx, author, [change]);
   await emit(tx, 'inventory.adjusted', movementEvent(movement), movement.manufacturer_id);
   return movement;
 }
@@ -173,10 +223,10 @@ export interface Receipt {
  * cannot take away units that orders have committed.
  */
 export async function receiveStock(tx: Transaction<DB>, author: StockAuthor, receipt: Receipt): Promise<MovementRow> {
-  const movement = await writeMovement(tx, author, {
+  const [movement] = await writeMovements(tx, author, [{
     itemId: receipt.itemId, locationId: receipt.locationId, quantity: receipt.quantity, movementType: 'receipt',
     reason: receipt.reason, referenceType: 'receiving_batch', referenceId: receipt.referenceId, keepCommitted: true,
-  });
+  }]);
   if (receipt.quantity > 0) await stampReceipt(tx, receipt.itemId, receipt.quantity, receipt.unitCost ?? null, receipt.receivedDate);
   return movement;
 }
@@ -224,7 +274,8 @@ export async function quarantineStock(
       .where('item_id', '=', item.id).where('location_id', '=', change.locationId).where('inventory_status', '=', 'quarantine').executeTakeFirst();
     if ((bin?.qty_on_hand ?? 0) + change.quantity > MAX_UNITS) throw tooManyUnits(item, bin?.qty_on_hand ?? 0, change.quantity, 'the quarantine bin');
   }
-  const held = await changeBin(tx, item.id, change.locationId, change.quantity, 'quarantine');
+  const held = (await changeBins(tx, [{ itemId: item.id, locationId: change.locationId, quantity: change.quantity }], 'quarantine'))
+    .get(`${item.id} ${change.locationId}`)!;
   await tx.updateTable('items').set({ date_last_movement: sql`now()`, updated_at: sql`now()` }).where('id', '=', item.id).execute();
   await tx.insertInto('inventory_movements').values({
     item_id: item.id,
@@ -262,8 +313,10 @@ export async function transferStock(
   if (move.fromLocationId === move.toLocationId) throw invalidRequest('the destination is the location the stock is in');
   const referenceId = randomUUID();
   const common = { itemId: move.itemId, movementType: 'transfer' as const, reason: move.reason, referenceType: 'relocation', referenceId };
-  const out = await writeMovement(tx, author, { ...common, locationId: move.fromLocationId, quantity: -move.quantity });
-  const into = await writeMovement(tx, author, { ...common, locationId: move.toLocationId, quantity: move.quantity });
+  const [out, into] = await writeMovements(tx, author, [
+    { ...common, locationId: move.fromLocationId, quantity: -move.quantity },
+    { ...common, locationId: move.toLocationId, quantity: move.quantity },
+  ]);
   await emit(tx, 'inventory.relocated', {
     item_id: move.itemId, from_location_id: move.fromLocationId, to_location_id: move.toLocationId, qty: move.quantity, reference_id: referenceId,
   }, out.manufacturer_id);
@@ -316,22 +369,24 @@ export async function commitStock(tx: Transaction<DB>, commitments: Commitment[]
     { details: { item_id: refused.itemId } });
 }
 
+export interface Shipment {
+  itemId: string;
+  locationId: string;
+  quantity: number;
+  reason: string;
+  pickBatchId: string;
+}
+
 /**
- * Shipping: picked units leave the bin they were picked from as a shipment movement, and on-hand and qty_committed fall
- * together (the units were committed to the order line that ships them).
+ * Shipping: picked units leave the bins they were picked from as shipment movements, and on-hand and qty_committed fall
+ * together (the units were committed to the order lines that ship them). All of a batch's shipments at once.
  */
-export async function shipStock(
-  tx: Transaction<DB>,
-  author: StockAuthor,
-  shipment: { itemId: string; locationId: string; quantity: number; reason: string; pickBatchId: string },
-): Promise<MovementRow> {
-  if (!Number.isInteger(shipment.quantity) || shipment.quantity <= 0) throw invalidRequest('a shipment is a positive number of units');
-  const movement = await writeMovement(tx, author, {
+export async function shipStock(tx: Transaction<DB>, author: StockAuthor, shipments: Shipment[]): Promise<MovementRow[]> {
+  if (shipments.some((shipment) => !Number.isInteger(shipment.quantity) || shipment.quantity <= 0)) throw invalidRequest('a shipment is a positive number of units');
+  return writeMovements(tx, author, shipments.map((shipment) => ({
     itemId: shipment.itemId, locationId: shipment.locationId, quantity: -shipment.quantity, movementType: 'shipment',
-    reason: shipment.reason, referenceType: 'pick_batch', referenceId: shipment.pickBatchId,
-  });
-  await releaseCommitment(tx, { itemId: shipment.itemId, quantity: shipment.quantity });
-  return movement;
+    reason: shipment.reason, referenceType: 'pick_batch', referenceId: shipment.pickBatchId, commitmentReleased: shipment.quantity,
+  })));
 }
 
 /** Gives committed units back (a cancelled order, a deleted line): qty_committed falls by exactly what was committed. */

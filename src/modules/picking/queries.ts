@@ -30,7 +30,9 @@ function sessions(db: Executor) {
       jsonArrayFrom(eb.selectFrom('pick_batch_lines as l')
         .innerJoin('order_lines as ol', 'ol.id', 'l.order_line_id')
         .innerJoin('items as i', 'i.id', 'l.item_id')
-        .leftJoin('locations as loc', 'loc.location_code', 'l.bin_location')
+        // A lookup per line by its unique code (limit 1 keeps it one): joined whole, the planner reads every location.
+        .leftJoinLateral((eb) => eb.selectFrom('locations').select(['zone', 'aisle', 'rack', 'shelf'])
+          .whereRef('location_code', '=', 'l.bin_location').limit(sql.lit(1)).as('loc'), (join) => join.onTrue())
         .select([
           'l.id', 'l.order_line_id', 'l.item_id', 'ol.item_number_display', 'ol.item_description', 'l.bin_location',
           'ol.unit_of_measure', 'l.short_reason', 'l.qty_to_pick', 'l.qty_picked', 'l.qty_short', 'i.qty_on_hand',

@@ -33,6 +33,7 @@ async function refreshPrimaryTracking(tx: Transaction<DB>, batchId: string) {
   return primary;
 }
 
+/** Records a tracking change and announces the batch's tracking (its primary box) after it; returns that primary. */
 async function trackingChanged(tx: Transaction<DB>, actor: Actor, batch: BatchRow, action: string, after: Record<string, unknown>) {
   const primary = await refreshPrimaryTracking(tx, batch.id);
   await recordHistory(tx, actor, { entityType: 'pick_batch', entityId: batch.id, action, manufacturerId: batch.manufacturer_id, after });
@@ -40,6 +41,7 @@ async function trackingChanged(tx: Transaction<DB>, actor: Actor, batch: BatchRo
     pick_batch_id: batch.id, batch_number: batch.batch_number, order_id: batch.order_id,
     tracking_number: primary?.tracking_number ?? null, carrier: primary?.carrier ?? null,
   }, batch.manufacturer_id);
+  return primary;
 }
 
 /** A new box with its label: ParcelSeq counts up per batch and is never given out again. */
@@ -117,69 +119,69 @@ export function stageBatch(db: Kysely<DB>, actor: Actor, batchId: string, slot: 
 
 /**
  * Ships a packed batch in the caller's transaction (the order and the batch are locked): every picked unit leaves the
- * bin it was picked from, the order lines count them shipped, and the order moves to shipped or partial.
+ * bin it was picked from, the order lines count them shipped, and the order moves to shipped or partial. A fixed number
+ * of statements, however many lines.
  */
 async function shipLockedBatch(tx: Transaction<DB>, actor: Actor, batch: BatchRow, tracking?: Tracking) {
   requireBatchStatus(batch, ['packed'], 'ship');
   const order = await lockOrderForShipping(tx, batch.order_id);
+  let primary = batch.tracking_number === null ? undefined : { tracking_number: batch.tracking_number, carrier: batch.tracking_carrier };
   if (tracking) {
     const parcel = await capturePrimary(tx, actor, batch, tracking);
-    await trackingChanged(tx, actor, batch, 'tracking_captured', { parcel_id: parcel.id, parcel_seq: parcel.parcel_seq, tracking_number: parcel.tracking_number, carrier: parcel.carrier });
+    primary = await trackingChanged(tx, actor, batch, 'tracking_captured', { parcel_id: parcel.id, parcel_seq: parcel.parcel_seq, tracking_number: parcel.tracking_number, carrier: parcel.carrier });
   }
-  // Item rows are locked in id order, as commitments lock them: no deadlock with order entry.
   const batchLines = await linesOf(tx, batch.id);
-  const lines = batchLines.filter((line) => line.qty_picked > 0).sort((a, b) => (a.item_id < b.item_id ? -1 : a.item_id > b.item_id ? 1 : 0));
-  for (const line of lines) {
-    for (const take of await binsToShipFrom(tx, line)) {
-      await shipStock(tx, actor, { itemId: line.item_id, locationId: take.locationId, quantity: take.quantity, reason: `pick batch ${batch.batch_number}`, pickBatchId: batch.id });
-    }
-    await tx.updateTable('order_lines').set((eb) => ({
-      qty_shipped: eb('qty_shipped', '+', line.qty_picked),
-      qty_committed: sql<number>`greatest(0, qty_committed - ${line.qty_picked}::int)`,
-      updated_at: new Date(),
-    })).where('id', '=', line.order_line_id).execute();
-  }
+  const lines = batchLines.filter((line) => line.qty_picked > 0);
+  await shipStock(tx, actor, (await takesToShip(tx, lines)).map((take) => ({ ...take, reason: `pick batch ${batch.batch_number}`, pickBatchId: batch.id })));
   // Every line of the batch, shipped in full, in part or not at all (short, set aside): what the warehouse still owes.
-  await tx.updateTable('order_lines')
-    .set({ qty_backordered: sql<number>`greatest(0, qty_warehouse - (${WAREHOUSE_SHIPPED}))`, updated_at: new Date() })
-    .where('id', 'in', batchLines.map((line) => line.order_line_id)).execute();
+  await sql`
+    update order_lines set qty_shipped = qty_shipped + s.picked, qty_committed = greatest(0, qty_committed - s.picked),
+      qty_backordered = greatest(0, qty_warehouse - (${WAREHOUSE_SHIPPED} + s.picked)), updated_at = now()
+    from unnest(${batchLines.map((line) => line.order_line_id)}::uuid[], ${batchLines.map((line) => line.qty_picked)}::int[]) as s(order_line_id, picked)
+    where order_lines.id = s.order_line_id`.execute(tx);
   const now = new Date();
   await tx.updateTable('pick_batches').set({ status: 'shipped', shipped_at: now, shipped_by: actor.userId, updated_at: now }).where('id', '=', batch.id).execute();
   await recordHistory(tx, actor, {
     entityType: 'pick_batch', entityId: batch.id, action: 'shipped', manufacturerId: batch.manufacturer_id,
     before: { status: batch.status }, after: { status: 'shipped', lines: lines.map((line) => ({ order_line_id: line.order_line_id, qty_shipped: line.qty_picked })) },
   });
-  const shipped = await tx.selectFrom('pick_batches').select(['tracking_number', 'tracking_carrier']).where('id', '=', batch.id).executeTakeFirstOrThrow();
   await emit(tx, 'pick_batch.shipped', {
-    ...batchEvent({ ...batch, status: 'shipped' }, order.order_number), tracking_number: shipped.tracking_number, carrier: shipped.tracking_carrier,
+    ...batchEvent({ ...batch, status: 'shipped' }, order.order_number), tracking_number: primary?.tracking_number ?? null, carrier: primary?.carrier ?? null,
     lines: lines.map((line) => ({ order_line_id: line.order_line_id, item_id: line.item_id, qty_shipped: line.qty_picked })),
   }, batch.manufacturer_id);
   await followWarehouseShipment(tx, actor, order);
 }
 
 /**
- * Where a line's picked units leave from: the bin it was picked from first, then the item's other available bins,
- * fullest first (stock may have been relocated since the batch started). Not enough in all of them: 422.
+ * Where each line's picked units leave from: the bin it was picked from first, then the item's other available bins,
+ * fullest first (stock may have been relocated since the batch started). An order names an item once, so each line has
+ * its item's bins to itself. Not enough in all of them: 422.
  */
-async function binsToShipFrom(tx: Transaction<DB>, line: { item_id: string; location_id: string | null; qty_picked: number }) {
+async function takesToShip(tx: Transaction<DB>, lines: { item_id: string; location_id: string | null; qty_picked: number }[]) {
   const bins = await tx.selectFrom('item_locations as b').innerJoin('locations as loc', 'loc.id', 'b.location_id')
     .innerJoin('items as i', 'i.id', 'b.item_id')
-    .select(['b.location_id', 'b.qty_on_hand', 'i.item_number_display'])
-    .where('b.item_id', '=', line.item_id).where('b.inventory_status', '=', 'available').where('b.qty_on_hand', '>', 0)
+    .select(['b.item_id', 'b.location_id', 'b.qty_on_hand', 'i.item_number_display'])
+    .where('b.item_id', '=', sql<string>`any(${lines.map((line) => line.item_id)}::uuid[])`)
+    .where('b.inventory_status', '=', 'available').where('b.qty_on_hand', '>', 0)
     .where('loc.is_active', '=', true).where('loc.location_type', '<>', 'quarantine')
-    .orderBy(sql`b.location_id = ${line.location_id}`, 'desc').orderBy('b.qty_on_hand', 'desc').execute();
-  const takes: { locationId: string; quantity: number }[] = [];
-  let left = line.qty_picked;
-  for (const bin of bins) {
-    if (left === 0) break;
-    const quantity = Math.min(left, bin.qty_on_hand);
-    takes.push({ locationId: bin.location_id, quantity });
-    left -= quantity;
-  }
-  if (left > 0) {
-    const held = line.qty_picked - left;
-    throw new ApiError(422, 'insufficient_stock', `${bins[0]?.item_number_display ?? line.item_id}: ${line.qty_picked} picked but the bins hold ${held}; ` +
-      'count or adjust the stock, or cancel the batch', { details: { item_id: line.item_id } });
+    .orderBy('b.qty_on_hand', 'desc').execute();
+  const takes: { itemId: string; locationId: string; quantity: number }[] = [];
+  for (const line of lines) {
+    const ofItem = bins.filter((bin) => bin.item_id === line.item_id);
+    // The picked bin first; sort is stable, so the others stay fullest first.
+    ofItem.sort((a, b) => Number(b.location_id === line.location_id) - Number(a.location_id === line.location_id));
+    let left = line.qty_picked;
+    for (const bin of ofItem) {
+      if (left === 0) break;
+      const quantity = Math.min(left, bin.qty_on_hand);
+      takes.push({ itemId: line.item_id, locationId: bin.location_id, quantity });
+      left -= quantity;
+    }
+    if (left > 0) {
+      const held = line.qty_picked - left;
+      throw new ApiError(422, 'insufficient_stock', `${ofItem[0]?.item_number_display ?? line.item_id}: ${line.qty_picked} picked but the bins hold ${held}; ` +
+        'count or adjust the stock, or cancel the batch', { details: { item_id: line.item_id } });
+    }
   }
   return takes;
 }
