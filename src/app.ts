@@ -26,6 +26,7 @@ import { customerRoutes } from './modules/customers/routes.ts';
 import { exceptionRoutes } from './modules/exceptions/routes.ts';
 import { cycleCountRoutes } from './modules/cycle-counts/routes.ts';
 import { documentRoutes } from './modules/documents/routes.ts';
+import { eventRoutes } from './modules/events/routes.ts';
 import { directoryStore } from './modules/documents/storage.ts';
 import { inventoryRoutes } from './modules/inventory/routes.ts';
 import { itemRoutes } from './modules/items/routes.ts';
@@ -243,6 +244,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await documentRoutes(api as App, moduleDeps);
     await pickingRoutes(api as App, moduleDeps);
     await exceptionRoutes(api as App, moduleDeps);
+    await eventRoutes(api as App, moduleDeps);
   }, { prefix: API_PREFIX });
 
   return app;

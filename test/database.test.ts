@@ -192,23 +192,26 @@ describe('history and outbox', () => {
       const entityId = '3f2b7c8e-5d1a-4c9b-8e7f-6a5b4c3d2e1f';
       await assert.rejects(db.transaction().execute(async (tx) => {
         await recordHistory(tx, author, { entityType: 'probe', entityId, action: 'created', after: { n: 1 } });
-        await emit(tx, 'probe.created', { n: 1 });
+        await emit(tx, 'cycle_count.completed', { n: 1 });
         throw new Error('roll back');
       }));
       assert.equal((await db.selectFrom('history').selectAll().where('entity_type', '=', 'probe').execute()).length, 0);
-      assert.equal((await db.selectFrom('outbox_events').selectAll().where('kind', '=', 'probe.created').execute()).length, 0);
+      assert.equal((await db.selectFrom('outbox_events').selectAll().execute()).length, 0);
+      assert.equal((await db.selectFrom('event_inbox').selectAll().execute()).length, 0);
 
       const event = await db.transaction().execute(async (tx) => {
         await recordHistory(tx, author, { entityType: 'probe', entityId, action: 'created', before: null, after: { n: 2 } });
-        return emit(tx, 'probe.created', { n: 2 }, null);
+        return emit(tx, 'cycle_count.completed', { n: 2 }, null);
       });
       const history = await db.selectFrom('history').selectAll().where('entity_type', '=', 'probe').execute();
       assert.equal(history.length, 1);
       assert.deepEqual(history[0]!.after, { n: 2 });
-      const events = await db.selectFrom('outbox_events').selectAll().where('kind', '=', 'probe.created').execute();
+      const events = await db.selectFrom('outbox_events').selectAll().execute();
       assert.equal(events.length, 1);
       assert.equal(events[0]!.id, event.id);
       assert.deepEqual(events[0]!.data, { n: 2 });
+      // A warehouse event (no partner) waits in the warehouse's poll stream only.
+      assert.deepEqual(await db.selectFrom('event_inbox').select(['tenant', 'event_seq', 'kind']).execute(), [{ tenant: 'warehouse', event_seq: events[0]!.seq, kind: 'cycle_count.completed' }]);
     } finally {
       await database.close();
     }

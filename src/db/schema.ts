@@ -92,6 +92,12 @@ export interface HistoryTable {
   after: Json;
 }
 
+export interface EventInboxTable {
+  tenant: string;
+  event_seq: number;
+  kind: string;
+}
+
 export interface OutboxEventsTable {
   id: Generated<string>;
   seq: Generated<number>;
@@ -639,6 +645,7 @@ export interface DB {
   order_blocks: OrderBlocksTable;
   documents: DocumentsTable;
   history: HistoryTable;
+  event_inbox: EventInboxTable;
   outbox_events: OutboxEventsTable;
   idempotency_keys: IdempotencyKeysTable;
   schema_migrations: SchemaMigrationsTable;
