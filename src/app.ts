@@ -35,6 +35,7 @@ import { manufacturerRoutes } from './modules/manufacturers/routes.ts';
 import { orderRoutes } from './modules/orders/routes.ts';
 import { pickingRoutes } from './modules/picking/routes.ts';
 import { receivingRoutes } from './modules/receiving/routes.ts';
+import { shipmentRoutes } from './modules/shipments/routes.ts';
 import { shipViaRoutes } from './modules/ship-via/routes.ts';
 import { warehouseRoutes } from './modules/warehouses/routes.ts';
 
@@ -245,6 +246,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await pickingRoutes(api as App, moduleDeps);
     await exceptionRoutes(api as App, moduleDeps);
     await eventRoutes(api as App, moduleDeps);
+    await shipmentRoutes(api as App, moduleDeps);
   }, { prefix: API_PREFIX });
 
   return app;

@@ -56,10 +56,10 @@ export function toApiError(error: FastifyError | Error, request: FastifyRequest)
   if (fastifyError.validation) return badRequest(fastifyError.message);
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      // The file import takes text/csv or XLSX; every other route JSON.
-      return unsupportedMediaType(request.routeOptions.url?.endsWith('/import-file')
-        ? 'send the file as text/csv or application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
-        : 'request bodies must be application/json');
+      // The file imports take text/csv (receiving also XLSX); every other route JSON.
+      if (request.routeOptions.url?.endsWith('/import-file')) return unsupportedMediaType('send the file as text/csv or application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
+      if (request.routeOptions.url?.endsWith('/tracking-import')) return unsupportedMediaType('send the file as text/csv');
+      return unsupportedMediaType('request bodies must be application/json');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError(413, 'payload_too_large', 'request body is too large');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

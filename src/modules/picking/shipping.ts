@@ -12,7 +12,7 @@ import { followWarehouseShipment, lockOrderForShipping, readOrderDetail } from '
 import { linesOf, lockBatch, WAREHOUSE_SHIPPED, type BatchRow } from './queries.ts';
 import { batchEvent, batchWrite, requireBatchStatus } from './service.ts';
 
-interface Tracking {
+export interface Tracking {
   tracking_number: string;
   carrier: Carrier;
 }
@@ -79,11 +79,16 @@ export function removeParcel(db: Kysely<DB>, actor: Actor, batchId: string, parc
   });
 }
 
+/** The primary box's label captured on a locked batch, recorded and announced; returns the batch's tracking after it. */
+export async function captureTracking(tx: Transaction<DB>, actor: Actor, batch: BatchRow, tracking: Tracking) {
+  const parcel = await capturePrimary(tx, actor, batch, tracking);
+  return trackingChanged(tx, actor, batch, 'tracking_captured', { parcel_id: parcel.id, parcel_seq: parcel.parcel_seq, tracking_number: parcel.tracking_number, carrier: parcel.carrier });
+}
+
 export function setTracking(db: Kysely<DB>, actor: Actor, batchId: string, tracking: Tracking) {
   return batchWrite(db, actor, batchId, async (tx, batch) => {
     requireBatchStatus(batch, LABELLING, 'set the tracking of');
-    const parcel = await capturePrimary(tx, actor, batch, tracking);
-    await trackingChanged(tx, actor, batch, 'tracking_captured', { parcel_id: parcel.id, parcel_seq: parcel.parcel_seq, tracking_number: parcel.tracking_number, carrier: parcel.carrier });
+    await captureTracking(tx, actor, batch, tracking);
   });
 }
 
@@ -126,10 +131,7 @@ async function shipLockedBatch(tx: Transaction<DB>, actor: Actor, batch: BatchRo
   requireBatchStatus(batch, ['packed'], 'ship');
   const order = await lockOrderForShipping(tx, batch.order_id);
   let primary = batch.tracking_number === null ? undefined : { tracking_number: batch.tracking_number, carrier: batch.tracking_carrier };
-  if (tracking) {
-    const parcel = await capturePrimary(tx, actor, batch, tracking);
-    primary = await trackingChanged(tx, actor, batch, 'tracking_captured', { parcel_id: parcel.id, parcel_seq: parcel.parcel_seq, tracking_number: parcel.tracking_number, carrier: parcel.carrier });
-  }
+  if (tracking) primary = await captureTracking(tx, actor, batch, tracking);
   const batchLines = await linesOf(tx, batch.id);
   const lines = batchLines.filter((line) => line.qty_picked > 0);
   await shipStock(tx, actor, (await takesToShip(tx, lines)).map((take) => ({ ...take, reason: `pick batch ${batch.batch_number}`, pickBatchId: batch.id })));
