@@ -21,6 +21,7 @@ import { checkResponseShape, defaultEmptyBody, formatSchemaErrors, validatorComp
 import { accountRoutes } from './modules/account/routes.ts';
 import { adminRoutes, inviteRoutes } from './modules/admin/routes.ts';
 import { apiKeyRoutes } from './modules/api-keys/routes.ts';
+import { carrierInboxRoutes, carrierWebhookRoutes } from './modules/carrier-webhooks/routes.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
 import { customerRoutes } from './modules/customers/routes.ts';
 import { exceptionRoutes } from './modules/exceptions/routes.ts';
@@ -216,6 +217,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   const moduleDeps: ModuleDeps = { db, config, documents: directoryStore(config.documentsDir) };
   await inviteRoutes(app, moduleDeps);
+  await carrierInboxRoutes(app, moduleDeps);
   await app.register(async (api) => {
     registerAuth(api, {
       db,
@@ -247,6 +249,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await exceptionRoutes(api as App, moduleDeps);
     await eventRoutes(api as App, moduleDeps);
     await shipmentRoutes(api as App, moduleDeps);
+    await carrierWebhookRoutes(api as App, moduleDeps);
   }, { prefix: API_PREFIX });
 
   return app;

@@ -32,6 +32,8 @@ export interface Config {
   documentsDir: string;
   /** Largest document file accepted by an upload (413 above). */
   documentMaxBytes: number;
+  /** Seals secrets kept in the database (WMS_SECRET_KEY, 32+ characters); null: a key kept in the database itself. */
+  secretKey: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -71,6 +73,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (bootstrapAdminKey && !/^jwc_[0-9A-Za-z]{27,}$/.test(bootstrapAdminKey)) {
     throw new ConfigError('WMS_BOOTSTRAP_ADMIN_KEY must be jwc_ followed by at least 27 base62 characters (160 bits)');
   }
+  const secretKey = text(env, 'WMS_SECRET_KEY');
+  if (secretKey && secretKey.length < 32) throw new ConfigError('WMS_SECRET_KEY must be at least 32 characters (use: openssl rand -base64 32)');
   return {
     host,
     port,
@@ -92,5 +96,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustedProxies(text(env, 'WMS_TRUST_PROXY')),
     documentsDir: text(env, 'WMS_DOCUMENTS_DIR') ?? join(dataDir, 'documents'),
     documentMaxBytes: integer(env, 'WMS_DOCUMENT_MAX_BYTES', 10 * 1_048_576, 1),
+    secretKey,
   };
 }

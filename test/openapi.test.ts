@@ -71,6 +71,8 @@ test('documents every route the app serves, each with responses, and a body sche
     'post /api/v1/exceptions/{id}/review', 'post /api/v1/exceptions/mispicks/{id}/review', 'post /api/v1/exceptions/quality/{id}/review',
     'post /api/v1/exceptions/{id}/await-supply-partner', 'post /api/v1/exceptions/mispicks/{id}/await-supply-partner',
     'post /api/v1/exceptions/quality/{id}/await-supply-partner',
+    'get /api/v1/shipments/events', 'post /api/v1/shipments/events/ack', 'post /api/v1/shipments/tracking-import',
+    'get /api/v1/carrier-webhooks', 'post /api/v1/carrier-webhooks', 'delete /api/v1/carrier-webhooks/{id}', 'post /webhooks/carrier/{tenantToken}',
   ];
   const documented = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods as object).map((m) => `${m} ${path}`));
   assert.deepEqual([...documented].sort(), [...expected].sort());
@@ -80,12 +82,22 @@ test('documents every route the app serves, each with responses, and a body sche
       assert.equal(success.length, 1, `${method} ${path} documents one success response`);
       assert.ok(op.responses['4XX'] ?? op.responses['4xx'], `${method} ${path} documents its errors`);
       // Actions without input (verify, post, start, hide, ...) take no body; the file import and the document upload take a file.
-      if (['post', 'patch', 'put'].includes(method) && !/deactivate|reactivate|invite$|retire$|hide$|release$|bill$|close$|\/(pass|waive|verify|reopen|post|start|complete|cancel|approve|pack|flag-tracking)$|import-file$|\/documents$/.test(path)) {
+      if (['post', 'patch', 'put'].includes(method) && !/deactivate|reactivate|invite$|retire$|hide$|release$|bill$|close$|\/(pass|waive|verify|reopen|post|start|complete|cancel|approve|pack|flag-tracking)$|import-file$|tracking-import$|\/documents$/.test(path)) {
         assert.ok(op.requestBody?.content?.['application/json']?.schema, `${method} ${path} has a request body schema`);
       }
       if (path.startsWith('/api/v1/')) assert.deepEqual(op.security, [{ bearerAuth: [] }]);
     }
   }
+});
+
+test('the tracking import takes text/csv; the carrier message is JSON read after its signature; the poll documents every kind\'s data', () => {
+  const tracking = doc.paths['/api/v1/shipments/tracking-import'].post.requestBody.content;
+  assert.deepEqual(Object.keys(tracking), ['text/csv']);
+  const message = doc.paths['/webhooks/carrier/{tenantToken}'].post;
+  assert.deepEqual(message.requestBody.content['application/json'].schema.required, ['event_id', 'tracking_number']);
+  assert.equal(message.security, undefined, 'signed, not keyed');
+  const event = doc.paths['/api/v1/shipments/events'].get.responses['200'].content['application/json'].schema.properties.data.items;
+  assert.equal(event.properties.data.anyOf.length, event.properties.kind.enum.length, 'one data schema per kind');
 });
 
 test('the file import takes text/csv or XLSX, not JSON', () => {

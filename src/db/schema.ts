@@ -92,6 +92,32 @@ export interface HistoryTable {
   after: Json;
 }
 
+export interface ServiceKeysTable {
+  name: string;
+  key: Buffer;
+  created_at: CreatedAt;
+}
+
+export interface CarrierWebhooksTable {
+  id: Generated<string>;
+  name: string;
+  carrier: Carrier;
+  token_hash: string;
+  token_prefix: string;
+  secret_sealed: string;
+  created_by: string | null;
+  created_at: CreatedAt;
+  deleted_at: Date | null;
+}
+
+export interface CarrierWebhookEventsTable {
+  carrier_webhook_id: string;
+  event_id: string;
+  pick_batch_id: string | null;
+  tracking_number: string;
+  received_at: CreatedAt;
+}
+
 export interface EventInboxTable {
   tenant: string;
   event_seq: number;
@@ -645,7 +671,10 @@ export interface DB {
   order_blocks: OrderBlocksTable;
   documents: DocumentsTable;
   history: HistoryTable;
+  carrier_webhook_events: CarrierWebhookEventsTable;
+  carrier_webhooks: CarrierWebhooksTable;
   event_inbox: EventInboxTable;
+  service_keys: ServiceKeysTable;
   outbox_events: OutboxEventsTable;
   idempotency_keys: IdempotencyKeysTable;
   schema_migrations: SchemaMigrationsTable;

@@ -1,6 +1,6 @@
-// API keys, invite tokens and passwords. Keys and tokens are stored as SHA-256 (they are high-entropy random strings);
-// passwords, chosen by people, as scrypt.
-import { createHash, randomBytes, randomInt, scrypt, timingSafeEqual } from 'node:crypto';
+// API keys, invite tokens, passwords and webhook secrets. Keys and tokens are stored as SHA-256 (they are high-entropy
+// random strings); passwords, chosen by people, as scrypt; webhook secrets sealed (below).
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, randomInt, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -42,4 +42,53 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const expected = Buffer.from(hash, 'base64');
   const actual = await scryptAsync(password, Buffer.from(salt, 'base64'), expected.length, { N: Number(n), r: Number(r), p: Number(p) });
   return timingSafeEqual(actual, expected);
+}
+
+// Secrets the service must read back (a webhook's signing secret) are sealed with AES-256-GCM under the service's key:
+// a database dump alone does not reveal them when the key is kept outside the database (WMS_SECRET_KEY).
+const SEALED = /^v1\.([A-Za-z0-9+/=]+)\.([A-Za-z0-9+/=]+)\.([A-Za-z0-9+/=]+)$/;
+
+export function sealSecret(key: Buffer, secret: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const sealed = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
+  return `v1.${iv.toString('base64')}.${cipher.getAuthTag().toString('base64')}.${sealed.toString('base64')}`;
+}
+
+/** The secret, or null when it was sealed under another key (the service's key changed) or is not a sealed value. */
+export function openSecret(key: Buffer, sealed: string): string | null {
+  const parts = SEALED.exec(sealed);
+  if (!parts) return null;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(parts[1]!, 'base64'));
+    decipher.setAuthTag(Buffer.from(parts[2]!, 'base64'));
+    return Buffer.concat([decipher.update(Buffer.from(parts[3]!, 'base64')), decipher.final()]).toString('utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** The `t=<unix>,v1=<hex>` signature scheme of webhooks: HMAC-SHA256 over "<unix>.<raw body>". */
+export function signatureOf(secret: string, unixSeconds: number, rawBody: string): string {
+  return createHmac('sha256', secret).update(`${unixSeconds}.${rawBody}`).digest('hex');
+}
+
+export type SignatureCheck = 'valid' | 'malformed' | 'stale' | 'mismatch';
+
+/**
+ * Checks a `t=<unix>,v1=<hex>[,v1=<hex>...]` header over the raw body: the timestamp within `toleranceSeconds` of now
+ * in either direction, and one of the v1 values equal to the expected signature, compared in constant time.
+ */
+export function checkSignature(header: string | undefined, rawBody: string, secret: string, nowSeconds: number, toleranceSeconds: number): SignatureCheck {
+  if (!header) return 'malformed';
+  const pairs = header.split(',').map((part) => part.trim().split('='));
+  const t = pairs.find(([name]) => name === 't')?.[1];
+  const given = pairs.filter(([name, value]) => name === 'v1' && value && /^[0-9a-f]{64}$/i.test(value)).map(([, value]) => Buffer.from(value!.toLowerCase(), 'hex'));
+  if (!t || !/^[0-9]{1,12}$/.test(t) || given.length === 0) return 'malformed';
+  if (Math.abs(nowSeconds - Number(t)) > toleranceSeconds) return 'stale';
+  const expected = Buffer.from(signatureOf(secret, Number(t), rawBody), 'hex');
+  // Every candidate is compared (no early exit), each in constant time.
+  let match = false;
+  for (const candidate of given) match = timingSafeEqual(candidate, expected) || match;
+  return match ? 'valid' : 'mismatch';
 }

@@ -74,7 +74,7 @@ export function canAdminister(actor: Actor): boolean {
  * Confines a query to the actor's supply partner: `column` is the manufacturer_id column of the scoped table.
  * Another partner's row then cannot be told from a missing one.
  */
-export function inPartnerScope<QB extends { where: (...args: any[]) => any }>(qb: QB, actor: Actor, column: string): QB {
+export function inPartnerScope<QB extends { where: (...args: any[]) => any }>(qb: QB, actor: Pick<Actor, 'manufacturerId'>, column: string): QB {
   return actor.manufacturerId ? (qb.where(sql.ref(column), '=', actor.manufacturerId) as QB) : qb;
 }
 

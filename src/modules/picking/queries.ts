@@ -86,7 +86,7 @@ export async function listSessions(db: Kysely<DB>, actor: Actor, filter: BatchFi
  * partner scope. Every action on a batch goes through here, as does anything else that locks an order before a batch.
  * One statement: FOR UPDATE OF locks the tables in the order it names them, the order's row first.
  */
-export function lockBatch(tx: Transaction<DB>, actor: Actor, id: string) {
+export function lockBatch(tx: Transaction<DB>, actor: Pick<Actor, 'manufacturerId'>, id: string) {
   return inPartnerScope(tx.selectFrom('orders as o').innerJoin('pick_batches as b', 'b.order_id', 'o.id').selectAll('b').where('b.id', '=', id), actor, 'b.manufacturer_id')
     .forUpdate(['o', 'b']).executeTakeFirstOrThrow(() => notFound('pick batch'));
 }

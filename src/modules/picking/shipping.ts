@@ -4,7 +4,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Carrier, DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { emit } from '../../domain/events.ts';
-import { recordHistory } from '../../domain/history.ts';
+import { recordHistory, type Author } from '../../domain/history.ts';
 import { shipStock } from '../../domain/stock.ts';
 import type { Actor } from '../../http/auth.ts';
 import { ApiError, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
@@ -34,7 +34,7 @@ async function refreshPrimaryTracking(tx: Transaction<DB>, batchId: string) {
 }
 
 /** Records a tracking change and announces the batch's tracking (its primary box) after it; returns that primary. */
-async function trackingChanged(tx: Transaction<DB>, actor: Actor, batch: BatchRow, action: string, after: Record<string, unknown>) {
+async function trackingChanged(tx: Transaction<DB>, actor: Author, batch: BatchRow, action: string, after: Record<string, unknown>) {
   const primary = await refreshPrimaryTracking(tx, batch.id);
   await recordHistory(tx, actor, { entityType: 'pick_batch', entityId: batch.id, action, manufacturerId: batch.manufacturer_id, after });
   await emit(tx, 'shipment.tracking_updated', {
@@ -45,7 +45,7 @@ async function trackingChanged(tx: Transaction<DB>, actor: Actor, batch: BatchRo
 }
 
 /** A new box with its label: ParcelSeq counts up per batch and is never given out again. */
-async function insertParcel(tx: Transaction<DB>, actor: Actor, batch: BatchRow, tracking: Tracking) {
+async function insertParcel(tx: Transaction<DB>, actor: Author, batch: BatchRow, tracking: Tracking) {
   const { last_parcel_seq: seq } = await tx.updateTable('pick_batches').set((eb) => ({ last_parcel_seq: eb('last_parcel_seq', '+', 1) }))
     .where('id', '=', batch.id).returning('last_parcel_seq').executeTakeFirstOrThrow();
   return tx.insertInto('pick_batch_parcels').values({
@@ -54,7 +54,7 @@ async function insertParcel(tx: Transaction<DB>, actor: Actor, batch: BatchRow, 
 }
 
 /** The primary box's label: the lowest live parcel gets it, or a first parcel is made. */
-async function capturePrimary(tx: Transaction<DB>, actor: Actor, batch: BatchRow, tracking: Tracking) {
+async function capturePrimary(tx: Transaction<DB>, actor: Author, batch: BatchRow, tracking: Tracking) {
   const primary = await tx.selectFrom('pick_batch_parcels').select('id').where('pick_batch_id', '=', batch.id).orderBy('parcel_seq').limit(1).executeTakeFirst();
   if (!primary) return insertParcel(tx, actor, batch, tracking);
   return tx.updateTable('pick_batch_parcels')
@@ -80,9 +80,22 @@ export function removeParcel(db: Kysely<DB>, actor: Actor, batchId: string, parc
 }
 
 /** The primary box's label captured on a locked batch, recorded and announced; returns the batch's tracking after it. */
-export async function captureTracking(tx: Transaction<DB>, actor: Actor, batch: BatchRow, tracking: Tracking) {
+export async function captureTracking(tx: Transaction<DB>, actor: Author, batch: BatchRow, tracking: Tracking) {
   const parcel = await capturePrimary(tx, actor, batch, tracking);
   return trackingChanged(tx, actor, batch, 'tracking_captured', { parcel_id: parcel.id, parcel_seq: parcel.parcel_seq, tracking_number: parcel.tracking_number, carrier: parcel.carrier });
+}
+
+/**
+ * A carrier reported a label for the batch: a box with that tracking number is added unless the batch has one (the
+ * first box becomes the primary). Returns whether anything changed.
+ */
+export async function recordCarrierTracking(tx: Transaction<DB>, author: Author, batch: BatchRow, tracking: Tracking, source: Record<string, unknown>) {
+  const known = await tx.selectFrom('pick_batch_parcels').select('id').where('pick_batch_id', '=', batch.id)
+    .where('tracking_number', '=', tracking.tracking_number.trim()).executeTakeFirst();
+  if (known) return false;
+  const parcel = await insertParcel(tx, author, batch, tracking);
+  await trackingChanged(tx, author, batch, 'parcel_added', { parcel_id: parcel.id, parcel_seq: parcel.parcel_seq, tracking_number: parcel.tracking_number, carrier: parcel.carrier, ...source });
+  return true;
 }
 
 export function setTracking(db: Kysely<DB>, actor: Actor, batchId: string, tracking: Tracking) {

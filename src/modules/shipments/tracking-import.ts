@@ -17,10 +17,14 @@ const MAX_TRACKING_CHARS = 120;
 // Tracking is known once the batch is picked, and often only after it left (the carrier's manifest).
 const TRACKABLE = ['completed', 'packed', 'shipped'];
 
-interface Wanted {
-  row: number;
+/** How a row names its batch: by number, or as the one batch of an order that can take tracking. */
+export interface BatchNames {
   batchNumber: string | null;
   orderNumber: number | null;
+}
+
+interface Wanted extends BatchNames {
+  row: number;
   tracking: { tracking_number: string; carrier: Carrier };
 }
 
@@ -64,7 +68,7 @@ async function readTrackingRows(bytes: Buffer): Promise<{ wanted: Wanted[]; prob
 }
 
 /** The batches the rows name, by batch number or by order number, in the key's partner scope. */
-function candidates(db: Kysely<DB> | Transaction<DB>, actor: Actor, wanted: Wanted[]) {
+function candidates(db: Kysely<DB> | Transaction<DB>, actor: Pick<Actor, 'manufacturerId'>, wanted: BatchNames[]) {
   const batchNumbers = wanted.flatMap((w) => (w.batchNumber ? [w.batchNumber] : []));
   const orderNumbers = wanted.flatMap((w) => (w.orderNumber ? [w.orderNumber] : []));
   return inPartnerScope(db.selectFrom('pick_batches as b').innerJoin('orders as o', 'o.id', 'b.order_id')
@@ -76,7 +80,7 @@ function candidates(db: Kysely<DB> | Transaction<DB>, actor: Actor, wanted: Want
 }
 
 /** The batch a row names, or why it names none. */
-function resolve(want: Wanted, found: Candidate[]): Candidate | string {
+function resolve(want: BatchNames, found: Candidate[]): Candidate | string {
   if (want.batchNumber) {
     const batch = found.find((b) => b.batch_number === want.batchNumber);
     if (!batch) return `batch ${want.batchNumber} not found`;
@@ -87,6 +91,11 @@ function resolve(want: Wanted, found: Candidate[]): Candidate | string {
   if (ofOrder.length === 0) return `order ${want.orderNumber} has no completed, packed or shipped batch`;
   if (ofOrder.length > 1) return `ambiguous: order ${want.orderNumber} has ${ofOrder.length} batches (${ofOrder.map((b) => b.batch_number).join(', ')}); name the batch_number`;
   return ofOrder[0]!;
+}
+
+/** The batch a carrier's message names (as a file's row would), or why it names none. */
+export async function batchToTrack(tx: Transaction<DB>, names: BatchNames) {
+  return resolve(names, await candidates(tx, { manufacturerId: null }, [names]));
 }
 
 const sameTracking = (batch: { tracking_number: string | null; tracking_carrier: string | null }, want: Wanted) =>
