@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import Stripe from 'stripe';
 import { call, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
-import { eventsOf, packedBatch, releasedOrder, setUpFloor, startedBatch, stockedItem, type Floor } from './picking-kit.ts';
+import { eventsOf, packedOneLine, parcelsOf, releasedOrder, setUpFloor, startedBatch, stockedItem, type Floor } from './picking-kit.ts';
 
 let t: TestApp;
 let floor: Floor;
@@ -25,15 +25,6 @@ async function send(body: unknown, options: { signature?: string | null; token?:
   return { status: response.statusCode, body: response.body ? JSON.parse(response.body) : null, headers: response.headers };
 }
 
-async function packed() {
-  const orderId = await releasedOrder(floor, [{ item: await stockedItem(floor, 5), qty: 1 }]);
-  const batch = await packedBatch(floor, orderId);
-  const row = await t.db.selectFrom('pick_batches as b').innerJoin('orders as o', 'o.id', 'b.order_id')
-    .select(['b.batch_number', 'o.order_number']).where('b.id', '=', batch.ID).executeTakeFirstOrThrow();
-  return { id: batch.ID as string, batchNumber: row.batch_number, orderNumber: row.order_number };
-}
-const parcelsOf = (batchId: string) =>
-  t.db.selectFrom('pick_batch_parcels').select(['parcel_seq', 'tracking_number', 'carrier']).where('pick_batch_id', '=', batchId).orderBy('parcel_seq').execute();
 
 before(async () => {
   t = await startApp();
@@ -68,12 +59,12 @@ describe('registering carrier webhooks', () => {
 
 describe('a carrier\'s messages', () => {
   test('a signed message adds the parcel to the batch (by batch or order number) and emits tracking_updated; the same event id again changes nothing', async () => {
-    const batch = await packed();
+    const batch = await packedOneLine(floor);
     const before = (await eventsOf(floor, 'shipment.tracking_updated')).length;
     const first = await send({ event_id: 'evt-1', tracking_number: '1ZCARRIER1', batch_number: batch.batchNumber.toLowerCase(), status: 'label created' });
     assert.equal(first.status, 200, JSON.stringify(first.body));
     assert.deepEqual(first.body.data, { duplicate: false, pick_batch_id: batch.id, batch_number: batch.batchNumber, changed: true });
-    assert.deepEqual(await parcelsOf(batch.id), [{ parcel_seq: 1, tracking_number: '1ZCARRIER1', carrier: 'ups' }]);
+    assert.deepEqual(await parcelsOf(floor, batch.id), [{ parcel_seq: 1, tracking_number: '1ZCARRIER1', carrier: 'ups' }]);
     const tracking = await t.db.selectFrom('pick_batches').select('tracking_number').where('id', '=', batch.id).executeTakeFirstOrThrow();
     assert.equal(tracking.tracking_number, '1ZCARRIER1', 'the first box is the primary');
     assert.equal((await eventsOf(floor, 'shipment.tracking_updated')).length, before + 1);
@@ -87,12 +78,12 @@ describe('a carrier\'s messages', () => {
     // A second box by order number; a label the batch already has changes nothing.
     assert.equal((await send({ event_id: 'evt-2', tracking_number: '1ZCARRIER2', order_number: batch.orderNumber })).body.data.changed, true);
     assert.equal((await send({ event_id: 'evt-3', tracking_number: '1ZCARRIER2', order_number: batch.orderNumber })).body.data.changed, false);
-    assert.deepEqual((await parcelsOf(batch.id)).map((p) => p.tracking_number), ['1ZCARRIER1', '1ZCARRIER2']);
+    assert.deepEqual((await parcelsOf(floor, batch.id)).map((p) => p.tracking_number), ['1ZCARRIER1', '1ZCARRIER2']);
     assert.equal((await eventsOf(floor, 'shipment.tracking_updated')).length, before + 2);
   });
 
   test('bad, missing, stale or future signatures are 401; unknown and deleted tokens 410; nothing is recorded', async () => {
-    const batch = await packed();
+    const batch = await packedOneLine(floor);
     const body = JSON.stringify({ event_id: 'evt-sig', tracking_number: '1ZSIG', batch_number: batch.batchNumber });
     const now = Math.floor(Date.now() / 1000);
     expectError(await send(body, { signature: null }), 401, 'unauthorized');
@@ -101,7 +92,7 @@ describe('a carrier\'s messages', () => {
     expectError(await send(body, { signature: sign(body.replace('1ZSIG', '1ZSIH')) }), 401, 'unauthorized');
     expectError(await send(body, { signature: sign(body, hook.secret, now - 301) }), 401, 'unauthorized');
     expectError(await send(body, { signature: sign(body, hook.secret, now + 301) }), 401, 'unauthorized');
-    assert.deepEqual(await parcelsOf(batch.id), []);
+    assert.deepEqual(await parcelsOf(floor, batch.id), []);
     assert.equal((await t.db.selectFrom('carrier_webhook_events').select('event_id').where('event_id', '=', 'evt-sig').execute()).length, 0);
     // Within the window either way it is accepted.
     assert.equal((await send(body, { signature: sign(body, hook.secret, now - 240) })).status, 200);

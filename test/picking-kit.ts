@@ -76,3 +76,15 @@ export const binOf = async (floor: Floor, itemId: string) =>
   (await floor.t.db.selectFrom('item_locations').select('qty_on_hand').where('item_id', '=', itemId).where('location_id', '=', floor.bin).executeTakeFirst())?.qty_on_hand ?? 0;
 export const eventsOf = async (floor: Floor, kind: string) =>
   (await floor.t.db.selectFrom('outbox_events').select(['kind', 'data', 'manufacturer_id']).where('kind', '=', kind).orderBy('seq').execute());
+
+/** A packed batch of a new one-line order: its id, batch number and order number. */
+export async function packedOneLine(floor: Floor) {
+  const orderId = await releasedOrder(floor, [{ item: await stockedItem(floor, 5), qty: 1 }]);
+  const batch = await packedBatch(floor, orderId);
+  const row = await floor.t.db.selectFrom('pick_batches as b').innerJoin('orders as o', 'o.id', 'b.order_id')
+    .select(['b.batch_number', 'o.order_number']).where('b.id', '=', batch.ID).executeTakeFirstOrThrow();
+  return { id: batch.ID as string, batchNumber: row.batch_number, orderNumber: row.order_number, orderId };
+}
+
+export const parcelsOf = (floor: Floor, batchId: string) =>
+  floor.t.db.selectFrom('pick_batch_parcels').select(['parcel_seq', 'tracking_number', 'carrier']).where('pick_batch_id', '=', batchId).orderBy('parcel_seq').execute();

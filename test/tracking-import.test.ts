@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { call, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
-import { eventsOf, ok, packedBatch, post, releasedOrder, setUpFloor, startedBatch, stockedItem, type Floor } from './picking-kit.ts';
+import { eventsOf, ok, packedOneLine, post, parcelsOf, releasedOrder, setUpFloor, startedBatch, stockedItem, type Floor } from './picking-kit.ts';
 
 let t: TestApp;
 let floor: Floor;
@@ -12,17 +12,7 @@ const upload = (csv: string | Buffer, query = '', key = t.adminKey, type = 'text
   call(t.app, 'POST', `/api/v1/shipments/tracking-import${query}`, { key, body: csv, headers: { 'content-type': type } });
 const trackingOf = (batchId: string) =>
   t.db.selectFrom('pick_batches').select(['tracking_number', 'tracking_carrier']).where('id', '=', batchId).executeTakeFirstOrThrow();
-const parcelsOf = (batchId: string) =>
-  t.db.selectFrom('pick_batch_parcels').select(['parcel_seq', 'tracking_number', 'carrier']).where('pick_batch_id', '=', batchId).orderBy('parcel_seq').execute();
 
-/** A packed batch of a new one-line order: its id, batch number and order number. */
-async function packed() {
-  const orderId = await releasedOrder(floor, [{ item: await stockedItem(floor, 5), qty: 1 }]);
-  const batch = await packedBatch(floor, orderId);
-  const row = await t.db.selectFrom('pick_batches as b').innerJoin('orders as o', 'o.id', 'b.order_id')
-    .select(['b.batch_number', 'o.order_number']).where('b.id', '=', batch.ID).executeTakeFirstOrThrow();
-  return { id: batch.ID as string, batchNumber: row.batch_number, orderNumber: row.order_number, orderId };
-}
 
 before(async () => {
   t = await startApp();
@@ -32,8 +22,8 @@ after(() => t.close());
 
 describe('tracking import', () => {
   test('rows by batch number and by order number set the primary box, emit tracking_updated, and survive a BOM, quotes and CRLF', async () => {
-    const [a, b] = [await packed(), await packed()];
-    const shipped = await packed();
+    const [a, b] = [await packedOneLine(floor), await packedOneLine(floor)];
+    const shipped = await packedOneLine(floor);
     await ok(post(floor, `/pick-batches/${shipped.id}/ship`));
     const events = (await eventsOf(floor, 'shipment.tracking_updated')).length;
     const csv = '\uFEFFbatch_number,order_number,tracking_number,carrier\r\n' +
@@ -47,7 +37,7 @@ describe('tracking import', () => {
     assert.equal(answer.body.data.changed, 3);
     assert.deepEqual(await trackingOf(a.id), { tracking_number: '1Z,A', tracking_carrier: 'ups' });
     assert.deepEqual(await trackingOf(b.id), { tracking_number: '1ZB', tracking_carrier: 'fedex' });
-    assert.deepEqual(await parcelsOf(shipped.id), [{ parcel_seq: 1, tracking_number: '9400SHIPPED', carrier: 'usps' }], 'a shipped batch takes its tracking too');
+    assert.deepEqual(await parcelsOf(floor, shipped.id), [{ parcel_seq: 1, tracking_number: '9400SHIPPED', carrier: 'usps' }], 'a shipped batch takes its tracking too');
     assert.equal((await eventsOf(floor, 'shipment.tracking_updated')).length, events + 3);
 
     // The same file again changes nothing and emits nothing.
@@ -58,7 +48,7 @@ describe('tracking import', () => {
   });
 
   test('unknown, ambiguous, repeated and unconfirmed-overwrite rows are 422 with each row and why; nothing is applied', async () => {
-    const [a, b] = [await packed(), await packed()];
+    const [a, b] = [await packedOneLine(floor), await packedOneLine(floor)];
     await ok(post(floor, `/pick-batches/${a.id}/parcels`, { tracking_number: 'OLD-1', carrier: 'ups' }));
     // An order with two batches (the first shipped short, the second picks the backorder) is ambiguous by order number.
     const item = await stockedItem(floor, 10);
@@ -80,7 +70,7 @@ describe('tracking import', () => {
     const inProgress = await startedBatch(floor, await releasedOrder(floor, [{ item: await stockedItem(floor, 3), qty: 1 }]));
     const inProgressNumber = (await t.db.selectFrom('pick_batches').select('batch_number').where('id', '=', inProgress.ID).executeTakeFirstOrThrow()).batch_number;
 
-    const before = { a: await parcelsOf(a.id), b: await trackingOf(b.id), events: (await eventsOf(floor, 'shipment.tracking_updated')).length };
+    const before = { a: await parcelsOf(floor, a.id), b: await trackingOf(b.id), events: (await eventsOf(floor, 'shipment.tracking_updated')).length };
     const csv = ['batch_number,order_number,tracking_number,carrier',
       `${b.batchNumber},,NEW-B,ups`,
       `${a.batchNumber},,NEW-A,ups`,
@@ -107,14 +97,14 @@ describe('tracking import', () => {
     assert.match(reasons[11], /1 to 120 characters/);
     assert.match(reasons[12], /carrier must be one of/);
     assert.equal(reasons[2], undefined, 'the good row is not named');
-    assert.deepEqual(await parcelsOf(a.id), before.a);
+    assert.deepEqual(await parcelsOf(floor, a.id), before.a);
     assert.deepEqual(await trackingOf(b.id), before.b, 'the good row was not applied either');
     assert.equal((await eventsOf(floor, 'shipment.tracking_updated')).length, before.events);
 
     // Confirmed, the overwrite applies.
     const confirmed = await upload(`batch_number,tracking_number,carrier\n${a.batchNumber},NEW-A,ups\n`, '?confirm_overwrite=true');
     assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));
-    assert.deepEqual(await parcelsOf(a.id), [{ parcel_seq: 1, tracking_number: 'NEW-A', carrier: 'ups' }]);
+    assert.deepEqual(await parcelsOf(floor, a.id), [{ parcel_seq: 1, tracking_number: 'NEW-A', carrier: 'ups' }]);
   });
 
   test('a file without its columns, empty, unreadable or not CSV is refused; the route needs shipping.edit', async () => {

@@ -12,12 +12,11 @@ import type { Actor } from '../../http/auth.ts';
 import { validatorCompiler } from '../../http/validation.ts';
 import { lockBatch } from '../picking/queries.ts';
 import { recordCarrierTracking } from '../picking/shipping.ts';
-import { batchToTrack } from '../shipments/tracking-import.ts';
+import { batchToTrack, untrackable } from '../shipments/tracking-import.ts';
 import { CarrierMessage } from './schemas.ts';
 
 /** Signatures older or newer than this are refused (spec: drift above 5 minutes). */
 const DRIFT_SECONDS = 5 * 60;
-const TRACKABLE = ['completed', 'packed', 'shipped'];
 const PATH = '/webhooks/carrier/';
 
 type Row = { id: string; name: string; carrier: Carrier; token_prefix: string; created_by: string | null; created_at: Date };
@@ -98,7 +97,8 @@ export async function receiveCarrierMessage(db: Kysely<DB>, config: Config, toke
     const found = await batchToTrack(tx, { batchNumber: body.batch_number?.trim().toUpperCase() ?? null, orderNumber: body.order_number ?? null });
     if (typeof found === 'string') throw new ApiError(422, 'invalid_request', found, { details: { event_id: body.event_id } });
     const batch = await lockBatch(tx, { manufacturerId: null }, found.id);
-    if (!TRACKABLE.includes(batch.status)) throw invalidRequest(`batch ${batch.batch_number} is ${batch.status}; tracking goes on a completed, packed or shipped batch`);
+    const refusal = untrackable(batch);
+    if (refusal) throw invalidRequest(refusal);
     const changed = await recordCarrierTracking(tx, author, batch, { tracking_number: body.tracking_number, carrier: webhook.carrier },
       { carrier_webhook_id: webhook.id, carrier_event_id: body.event_id, carrier_status: body.status ?? null });
     await tx.updateTable('carrier_webhook_events').set({ pick_batch_id: batch.id })

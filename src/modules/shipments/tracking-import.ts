@@ -17,6 +17,10 @@ const MAX_TRACKING_CHARS = 120;
 // Tracking is known once the batch is picked, and often only after it left (the carrier's manifest).
 const TRACKABLE = ['completed', 'packed', 'shipped'];
 
+/** Why a batch cannot take tracking now, or null when it can. */
+export const untrackable = (batch: { batch_number: string; status: string }) =>
+  (TRACKABLE.includes(batch.status) ? null : `batch ${batch.batch_number} is ${batch.status}; tracking goes on a completed, packed or shipped batch`);
+
 /** How a row names its batch: by number, or as the one batch of an order that can take tracking. */
 export interface BatchNames {
   batchNumber: string | null;
@@ -123,7 +127,8 @@ export async function importTracking(db: Kysely<DB>, actor: Actor, bytes: Buffer
     const locked = [];
     for (const { want, batch } of planned) {
       const row = await lockBatch(tx, actor, batch.id);
-      if (!TRACKABLE.includes(row.status)) problems.push({ row: want.row, reason: `batch ${row.batch_number} is ${row.status}; tracking goes on a completed, packed or shipped batch` });
+      const refusal = untrackable(row);
+      if (refusal) problems.push({ row: want.row, reason: refusal });
       else if (row.tracking_number !== null && !sameTracking(row, want) && !confirmOverwrite) {
         problems.push({ row: want.row, reason: `would overwrite tracking ${row.tracking_number} (${row.tracking_carrier}) of batch ${row.batch_number}; send confirm_overwrite=true` });
       } else locked.push({ want, batch, row });
