@@ -89,12 +89,13 @@ describe('Redis failing under 10 concurrent clients', { skip: faultTestsSkipped(
     try {
       await waitFor(async () => (await request(service, 'GET', '/readyz')).status === 200, 30_000, 'the service');
       const key = printedAdminKey(service);
+      // Five connections opened and accepted first (kept alive), so the requests below arrive on accepted sockets.
+      await Promise.all(Array.from({ length: 5 }, () => request(service, 'GET', '/api/v1/me', { key })));
       redis.freeze();
       const requests = Array.from({ length: 5 }, () => request(service, 'GET', '/api/v1/me', { key }));
-      // Long enough for the service to have accepted them even on a loaded machine (a connection still in the kernel's
-      // backlog when the listener closes is reset, as with any server); short of the 100 ms Redis command timeout
-      // plus the answer, so some are usually still waiting on the frozen Redis.
-      await sleep(80);
+      // Long enough for the service to have read them on a loaded machine; short of the 100 ms Redis command timeout
+      // plus the answer, so they are usually still waiting on the frozen Redis.
+      await sleep(60);
       const signalled = Date.now();
       service.child.kill('SIGTERM');
       const exit = await service.exited;
