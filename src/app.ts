@@ -39,6 +39,7 @@ import { receivingRoutes } from './modules/receiving/routes.ts';
 import { shipmentRoutes } from './modules/shipments/routes.ts';
 import { shipViaRoutes } from './modules/ship-via/routes.ts';
 import { warehouseRoutes } from './modules/warehouses/routes.ts';
+import { webhookRoutes } from './modules/webhooks/routes.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -250,6 +251,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await eventRoutes(api as App, moduleDeps);
     await shipmentRoutes(api as App, moduleDeps);
     await carrierWebhookRoutes(api as App, moduleDeps);
+    await webhookRoutes(api as App, moduleDeps);
   }, { prefix: API_PREFIX });
 
   return app;

@@ -10,6 +10,7 @@ import { connect, type Database } from './db/connect.ts';
 import { migrate } from './db/migrate.ts';
 import { pruneIdempotencyKeys } from './http/idempotency.ts';
 import { memoryCounterStore, redisCounterStore } from './http/rate-limit.ts';
+import { pruneDeliveryLog, startDeliveryWorker, type DeliveryWorker } from './workers/webhook-delivery.ts';
 
 const RETRY_FIRST_MS = 250;
 const RETRY_MAX_MS = 5000;
@@ -62,8 +63,12 @@ async function main() {
     config, db: database.db, counters, listen: database.listen, ping: database.ping, loggerInstance: log, databaseReady: () => ready,
   });
 
-  const pruner = setInterval(() => pruneIdempotencyKeys(database.db).catch((err) => log.warn({ err }, 'idempotency prune failed')), 3_600_000);
+  const pruner = setInterval(() => {
+    pruneIdempotencyKeys(database.db).catch((err) => log.warn({ err }, 'idempotency prune failed'));
+    pruneDeliveryLog(database.db).catch((err) => log.warn({ err }, 'webhook delivery log prune failed'));
+  }, 3_600_000);
   pruner.unref();
+  let deliveries: DeliveryWorker | null = null;
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -78,7 +83,8 @@ async function main() {
       process.exit(requestsDone ? 0 : 1);
     }, config.shutdownTimeoutMs);
     clearInterval(pruner);
-    await app.close();
+    // Webhook sends in flight finish, or are given back for another instance, within half the deadline.
+    await Promise.all([app.close(), deliveries?.stop(config.shutdownTimeoutMs / 2)]);
     requestsDone = true;
     await counters.close();
     await database.close();
@@ -89,6 +95,7 @@ async function main() {
 
   await app.listen({ host: config.host, port: config.port });
   ready = await prepareDatabase(config, database, log, () => stopping);
+  if (ready && !stopping) deliveries = startDeliveryWorker(database.db, config, log);
 }
 
 main().catch((error) => {

@@ -73,6 +73,9 @@ test('documents every route the app serves, each with responses, and a body sche
     'post /api/v1/exceptions/quality/{id}/await-supply-partner',
     'get /api/v1/shipments/events', 'post /api/v1/shipments/events/ack', 'post /api/v1/shipments/tracking-import',
     'get /api/v1/carrier-webhooks', 'post /api/v1/carrier-webhooks', 'delete /api/v1/carrier-webhooks/{id}', 'post /webhooks/carrier/{tenantToken}',
+    'get /api/v1/webhooks', 'post /api/v1/webhooks', 'get /api/v1/webhooks/{id}', 'patch /api/v1/webhooks/{id}', 'delete /api/v1/webhooks/{id}',
+    'post /api/v1/webhooks/{id}/rotate-secret', 'post /api/v1/webhooks/{id}/ping', 'get /api/v1/webhooks/{id}/deliveries',
+    'post /api/v1/webhooks/{id}/deliveries/{deliveryId}/retry', 'post /api/v1/webhooks/{id}/deliveries/retry-dead',
   ];
   const documented = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods as object).map((m) => `${m} ${path}`));
   assert.deepEqual([...documented].sort(), [...expected].sort());
@@ -82,7 +85,7 @@ test('documents every route the app serves, each with responses, and a body sche
       assert.equal(success.length, 1, `${method} ${path} documents one success response`);
       assert.ok(op.responses['4XX'] ?? op.responses['4xx'], `${method} ${path} documents its errors`);
       // Actions without input (verify, post, start, hide, ...) take no body; the file import and the document upload take a file.
-      if (['post', 'patch', 'put'].includes(method) && !/deactivate|reactivate|invite$|retire$|hide$|release$|bill$|close$|\/(pass|waive|verify|reopen|post|start|complete|cancel|approve|pack|flag-tracking)$|import-file$|tracking-import$|\/documents$/.test(path)) {
+      if (['post', 'patch', 'put'].includes(method) && !/deactivate|reactivate|invite$|retire$|hide$|release$|bill$|close$|\/(pass|waive|verify|reopen|post|start|complete|cancel|approve|pack|flag-tracking|rotate-secret|ping|retry|retry-dead)$|import-file$|tracking-import$|\/documents$/.test(path)) {
         assert.ok(op.requestBody?.content?.['application/json']?.schema, `${method} ${path} has a request body schema`);
       }
       if (path.startsWith('/api/v1/')) assert.deepEqual(op.security, [{ bearerAuth: [] }]);

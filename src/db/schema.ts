@@ -118,6 +118,51 @@ export interface CarrierWebhookEventsTable {
   received_at: CreatedAt;
 }
 
+export interface WebhookSubscriptionsTable {
+  id: Generated<string>;
+  url: string;
+  description: string | null;
+  event_kinds: string[];
+  is_active: Generated<boolean>;
+  max_attempts: Generated<number>;
+  manufacturer_id: string | null;
+  secret_sealed: string;
+  created_by: string | null;
+  created_at: CreatedAt;
+  updated_at: Generated<Date>;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'dead';
+
+export interface WebhookDeliveriesTable {
+  id: Generated<string>;
+  subscription_id: string;
+  event_seq: number;
+  event_id: string;
+  event_kind: string;
+  order_id: string | null;
+  status: Generated<DeliveryStatus>;
+  attempts: Generated<number>;
+  next_attempt_at: Generated<Date>;
+  leased_until: Date | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: Date | null;
+  created_at: CreatedAt;
+  updated_at: Generated<Date>;
+}
+
+export interface WebhookDeliveryAttemptsTable {
+  delivery_id: string;
+  attempt: number;
+  attempted_at: Generated<Date>;
+  duration_ms: number;
+  status_code: number | null;
+  error: string | null;
+  response_body: string | null;
+  outcome: 'delivered' | 'retry' | 'failed' | 'dead';
+}
+
 export interface EventInboxTable {
   tenant: string;
   event_seq: number;
@@ -675,6 +720,9 @@ export interface DB {
   carrier_webhooks: CarrierWebhooksTable;
   event_inbox: EventInboxTable;
   service_keys: ServiceKeysTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
+  webhook_subscriptions: WebhookSubscriptionsTable;
   outbox_events: OutboxEventsTable;
   idempotency_keys: IdempotencyKeysTable;
   schema_migrations: SchemaMigrationsTable;

@@ -17,7 +17,7 @@ export const EVENT_KINDS = [
   'order.direct_ship_notification_requested', 'order.direct_ship_notified', 'order.direct_shipped',
   'pick_batch.started', 'pick_batch.packed', 'pick_batch.shipped', 'shipment.tracking_updated',
   'exception.opened', 'exception.reviewed', 'receiving.posted', 'receiving.voided',
-  'inventory.adjusted', 'inventory.relocated', 'cycle_count.completed',
+  'inventory.adjusted', 'inventory.relocated', 'cycle_count.completed', 'webhook.ping',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
@@ -25,8 +25,9 @@ export type EventKind = (typeof EVENT_KINDS)[number];
 export const WAREHOUSE_TENANT = 'warehouse';
 
 /**
- * Writes the event and puts it in the poll stream's inbox of the warehouse and, when it belongs to a partner, of that
- * partner: one statement, in the caller's transaction.
+ * Writes the event, puts it in the poll stream's inbox of the warehouse and, when it belongs to a partner, of that
+ * partner, and queues a delivery for every active webhook subscription of those tenants that names its kind: one
+ * statement, in the caller's transaction, so no event is delivered that did not happen and none is missed.
  */
 export async function emit(
   tx: Transaction<DB>,
@@ -42,6 +43,11 @@ export async function emit(
       insert into event_inbox (tenant, event_seq, kind)
       select ${WAREHOUSE_TENANT}, seq, kind from event
       union all select manufacturer_id::text, seq, kind from event where manufacturer_id is not null
+    ), deliveries as (
+      insert into webhook_deliveries (subscription_id, event_seq, event_id, event_kind, order_id)
+      select s.id, e.seq, e.id, e.kind, (e.data ->> 'order_id')::uuid from event e
+      join webhook_subscriptions s on s.is_active and (s.manufacturer_id is null or s.manufacturer_id = e.manufacturer_id)
+        and (s.event_kinds @> array['*'] or s.event_kinds @> array[e.kind])
     )
     select id, kind, occurred_at, manufacturer_id, data from event`.execute(tx);
   return written.rows[0]!;

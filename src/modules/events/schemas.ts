@@ -61,6 +61,7 @@ export const EVENT_DATA: Record<(typeof EVENT_KINDS)[number], TSchema> = {
   }),
   'inventory.relocated': Closed({ item_id: Uuid, from_location_id: Uuid, to_location_id: Uuid, qty: Int, reference_id: Uuid }),
   'cycle_count.completed': Closed({ batch_id: Uuid, batch_number: Type.String(), line_count: Int, lines_with_variance: Int, approved: Int }),
+  'webhook.ping': Closed({ subscription_id: Uuid, message: Type.String() }),
 };
 
 export const Event = Closed({

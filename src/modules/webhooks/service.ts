@@ -1,0 +1,187 @@
+// Outbound webhook subscriptions of a tenant (the warehouse, or one supply partner for its scoped keys), their signing
+// secrets (sealed; shown on create and rotate only), a ping, and the delivery log with its retries. Deliveries are
+// queued by emit() and sent by the workers (src/workers/webhook-delivery.ts).
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Config } from '../../config.ts';
+import type { DB, DeliveryStatus, WebhookDeliveryAttemptsTable, WebhookSubscriptionsTable } from '../../db/schema.ts';
+import { secretKeyOf } from '../../db/secret-key.ts';
+import { inTransaction } from '../../db/transaction.ts';
+import { forbidden, invalidStatus, notFound } from '../../domain/errors.ts';
+import { recordHistory } from '../../domain/history.ts';
+import { randomBase62, sealSecret } from '../../domain/secrets.ts';
+import { inPartnerScope, type Actor } from '../../http/auth.ts';
+import type { Page } from '../../http/pagination.ts';
+import { checkWebhookUrl } from './url-guard.ts';
+
+type Row = Selectable<WebhookSubscriptionsTable>;
+
+const shown = ({ secret_sealed: _sealed, created_by: _by, ...subscription }: Row) => subscription;
+const newSecret = () => `whsec_${randomBase62(40)}`;
+
+/** A subscription in the key's scope, locked when `tx` is a transaction that will change it; 404 otherwise. */
+async function subscriptionOf(db: Kysely<DB>, actor: Actor, id: string, lock = false) {
+  let query = inPartnerScope(db.selectFrom('webhook_subscriptions').selectAll().where('id', '=', id), actor, 'manufacturer_id');
+  if (lock) query = query.forUpdate();
+  const row = await query.executeTakeFirst();
+  if (!row) throw notFound('webhook subscription');
+  return row;
+}
+
+export async function listSubscriptions(db: Kysely<DB>, actor: Actor) {
+  const rows = await inPartnerScope(db.selectFrom('webhook_subscriptions').selectAll(), actor, 'manufacturer_id').orderBy('created_at').execute();
+  return rows.map(shown);
+}
+
+export async function readSubscription(db: Kysely<DB>, actor: Actor, id: string) {
+  return shown(await subscriptionOf(db, actor, id));
+}
+
+export interface NewSubscriptionInput {
+  url: string;
+  description?: string | null;
+  event_kinds: string[];
+  is_active?: boolean;
+  max_attempts?: number;
+  manufacturer_id?: string | null;
+}
+
+/** A partner's key subscribes for its own partner only; a warehouse key for every event, or for one partner's. */
+export async function createSubscription(db: Kysely<DB>, config: Config, actor: Actor, input: NewSubscriptionInput) {
+  if (actor.manufacturerId && input.manufacturer_id && input.manufacturer_id !== actor.manufacturerId) {
+    throw forbidden('a partner-scoped key subscribes to its own supply partner\'s events only');
+  }
+  const url = await checkWebhookUrl(input.url);
+  const secret = newSecret();
+  const key = await secretKeyOf(db, config);
+  return inTransaction(db, async (tx) => {
+    const manufacturerId = actor.manufacturerId ?? input.manufacturer_id ?? null;
+    if (manufacturerId && !(await tx.selectFrom('manufacturers').select('id').where('id', '=', manufacturerId).executeTakeFirst())) throw notFound('manufacturer');
+    const row = await tx.insertInto('webhook_subscriptions').values({
+      url: url.href, description: input.description?.trim() || null, event_kinds: kindsOf(input.event_kinds), is_active: input.is_active ?? true,
+      max_attempts: input.max_attempts ?? 8, manufacturer_id: manufacturerId, secret_sealed: sealSecret(key, secret), created_by: actor.userId,
+    }).returningAll().executeTakeFirstOrThrow();
+    await recordHistory(tx, actor, { entityType: 'webhook_subscription', entityId: row.id, action: 'created', manufacturerId, after: shown(row) });
+    return { ...shown(row), signing_secret: secret };
+  });
+}
+
+/** ["*"] stands for every kind: nothing else beside it. */
+const kindsOf = (kinds: string[]) => (kinds.includes('*') ? ['*'] : kinds);
+
+export async function changeSubscription(db: Kysely<DB>, actor: Actor, id: string, input: Partial<Omit<NewSubscriptionInput, 'manufacturer_id'>>) {
+  const url = input.url === undefined ? undefined : (await checkWebhookUrl(input.url)).href;
+  return inTransaction(db, async (tx) => {
+    const before = await subscriptionOf(tx, actor, id, true);
+    const row = await tx.updateTable('webhook_subscriptions').set({
+      ...(url === undefined ? {} : { url }),
+      ...(input.description === undefined ? {} : { description: input.description?.trim() || null }),
+      ...(input.event_kinds === undefined ? {} : { event_kinds: kindsOf(input.event_kinds) }),
+      ...(input.is_active === undefined ? {} : { is_active: input.is_active }),
+      ...(input.max_attempts === undefined ? {} : { max_attempts: input.max_attempts }),
+      updated_at: new Date(),
+    }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+    await recordHistory(tx, actor, { entityType: 'webhook_subscription', entityId: id, action: 'changed', manufacturerId: row.manufacturer_id, before: shown(before), after: shown(row) });
+    return shown(row);
+  });
+}
+
+/** Gone with its delivery log; deliveries in flight finish or are dropped with it. */
+export async function deleteSubscription(db: Kysely<DB>, actor: Actor, id: string) {
+  await inTransaction(db, async (tx) => {
+    const before = await subscriptionOf(tx, actor, id, true);
+    await tx.deleteFrom('webhook_subscriptions').where('id', '=', id).execute();
+    await recordHistory(tx, actor, { entityType: 'webhook_subscription', entityId: id, action: 'deleted', manufacturerId: before.manufacturer_id, before: shown(before) });
+  });
+}
+
+/** A new secret at once: deliveries from now on are signed with it. */
+export async function rotateSecret(db: Kysely<DB>, config: Config, actor: Actor, id: string) {
+  const secret = newSecret();
+  const key = await secretKeyOf(db, config);
+  return inTransaction(db, async (tx) => {
+    await subscriptionOf(tx, actor, id, true);
+    const row = await tx.updateTable('webhook_subscriptions').set({ secret_sealed: sealSecret(key, secret), updated_at: new Date() })
+      .where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+    await recordHistory(tx, actor, { entityType: 'webhook_subscription', entityId: id, action: 'secret_rotated', manufacturerId: row.manufacturer_id });
+    return { ...shown(row), signing_secret: secret };
+  });
+}
+
+/** A webhook.ping event for this subscription alone (not in any poll stream): the receiver sees a signed delivery. */
+export async function pingSubscription(db: Kysely<DB>, actor: Actor, id: string) {
+  return inTransaction(db, async (tx) => {
+    const subscription = await subscriptionOf(tx, actor, id, true);
+    if (!subscription.is_active) throw invalidStatus('the subscription is inactive: activate it first');
+    const event = await tx.insertInto('outbox_events')
+      .values({ kind: 'webhook.ping', manufacturer_id: subscription.manufacturer_id, data: JSON.stringify({ subscription_id: id, message: 'ping' }) })
+      .returning(['id', 'seq', 'kind']).executeTakeFirstOrThrow();
+    const delivery = await tx.insertInto('webhook_deliveries')
+      .values({ subscription_id: id, event_seq: event.seq, event_id: event.id, event_kind: event.kind, order_id: null, leased_until: null, last_status_code: null, last_error: null, delivered_at: null })
+      .returning('id').executeTakeFirstOrThrow();
+    return readDelivery(tx, actor, id, delivery.id);
+  });
+}
+
+function deliveries(db: Kysely<DB>) {
+  return db.selectFrom('webhook_deliveries as d').select((eb) => [
+    'd.id', 'd.subscription_id', 'd.event_id', 'd.event_kind', 'd.status', 'd.attempts', 'd.last_status_code', 'd.last_error', 'd.delivered_at', 'd.created_at',
+    sql<Date | null>`case when d.status = 'pending' then d.next_attempt_at end`.as('next_attempt_at'),
+    eb.fn.coalesce(
+      sql<unknown[]>`(select json_agg(a order by a.attempt) from (select attempt, attempted_at, duration_ms, status_code, error, response_body, outcome
+        from webhook_delivery_attempts where delivery_id = d.id) a)`, sql<unknown[]>`'[]'::json`).as('attempt_log'),
+  ]);
+}
+
+type DeliveryRow = Awaited<ReturnType<ReturnType<typeof deliveries>['executeTakeFirstOrThrow']>>;
+type AttemptRow = Omit<Selectable<WebhookDeliveryAttemptsTable>, 'delivery_id' | 'attempted_at'> & { attempted_at: string };
+// The attempts arrive as JSON, their times as PostgreSQL writes them: made Dates again, so they leave as UTC ISO 8601.
+const shownDelivery = (row: DeliveryRow) => ({
+  ...row,
+  attempt_log: (row.attempt_log as AttemptRow[]).map((attempt) => ({ ...attempt, attempted_at: new Date(attempt.attempted_at) })),
+});
+
+export async function listDeliveries(db: Kysely<DB>, actor: Actor, id: string, filter: { status?: DeliveryStatus }, page: Page) {
+  await subscriptionOf(db, actor, id);
+  let query = deliveries(db).where('d.subscription_id', '=', id);
+  let count = db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('subscription_id', '=', id);
+  if (filter.status) {
+    query = query.where('d.status', '=', filter.status);
+    count = count.where('status', '=', filter.status);
+  }
+  const [rows, total] = await Promise.all([
+    query.orderBy('d.created_at', 'desc').orderBy('d.event_seq', 'desc').limit(page.perPage).offset(page.offset).execute(),
+    count.executeTakeFirstOrThrow(),
+  ]);
+  return { rows: rows.map(shownDelivery), total: Number(total.n) };
+}
+
+async function readDelivery(db: Kysely<DB>, actor: Actor, id: string, deliveryId: string) {
+  await subscriptionOf(db, actor, id);
+  const row = await deliveries(db).where('d.subscription_id', '=', id).where('d.id', '=', deliveryId).executeTakeFirst();
+  if (!row) throw notFound('delivery');
+  return shownDelivery(row);
+}
+
+/** A failed or dead delivery goes out again (attempts start over); a pending or delivered one is 422. */
+export async function retryDelivery(db: Kysely<DB>, actor: Actor, id: string, deliveryId: string) {
+  return inTransaction(db, async (tx) => {
+    await subscriptionOf(tx, actor, id);
+    const row = await tx.selectFrom('webhook_deliveries').select('status').where('id', '=', deliveryId).where('subscription_id', '=', id).forUpdate().executeTakeFirst();
+    if (!row) throw notFound('delivery');
+    if (row.status !== 'failed' && row.status !== 'dead') throw invalidStatus(`the delivery is ${row.status}; only a failed or dead one is sent again`);
+    await requeue(tx).where('id', '=', deliveryId).execute();
+    return readDelivery(tx, actor, id, deliveryId);
+  });
+}
+
+/** Every dead delivery of the subscription goes out again. */
+export async function retryDead(db: Kysely<DB>, actor: Actor, id: string) {
+  return inTransaction(db, async (tx) => {
+    await subscriptionOf(tx, actor, id);
+    const rows = await requeue(tx).where('subscription_id', '=', id).where('status', '=', 'dead').returning('id').execute();
+    return { retried: rows.length };
+  });
+}
+
+const requeue = (db: Kysely<DB>) =>
+  db.updateTable('webhook_deliveries').set({ status: 'pending', attempts: 0, next_attempt_at: new Date(), leased_until: null, updated_at: new Date() });

@@ -1,0 +1,237 @@
+// Delivers queued webhook deliveries; runs in every instance. A worker claims due rows with FOR UPDATE SKIP LOCKED and
+// leases them (leased_until), so two instances never send one delivery at once and a worker killed mid-send loses
+// nothing: its rows are claimed again when the lease ends. Within a subscription, an order's events go out in order
+// (a later one waits while an earlier one is pending). Each POST is signed (X-Service-Signature) and times out after
+// 10 s; 2xx is delivered; 408, 429, 5xx, timeouts and network errors are retried with full-jitter backoff (1 s up to
+// 128 s; a Retry-After up to 128 s is honoured) until max_attempts, then dead; 3xx and other 4xx fail for good, and
+// 410 also deactivates the subscription.
+import http from 'node:http';
+import https from 'node:https';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { sql, type Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { DB } from '../db/schema.ts';
+import { secretKeyOf } from '../db/secret-key.ts';
+import { openSecret, signatureOf } from '../domain/secrets.ts';
+import { isPublicAddress, privateUrlsAllowed } from '../modules/webhooks/url-guard.ts';
+
+const TIMEOUT_MS = 10_000;
+// A claimed delivery belongs to its worker this long: the send's timeout and the recording, with room to spare.
+const LEASE_SECONDS = 60;
+const MAX_BACKOFF_S = 128;
+const RESPONSE_KEPT_BYTES = 1024;
+const BATCH = 20;
+const IDLE_POLL_MS = 250;
+const LOG_DAYS = 30;
+
+interface Claimed {
+  id: string;
+  subscription_id: string;
+  attempts: number;
+  max_attempts: number;
+  url: string;
+  secret_sealed: string;
+  event_id: string;
+  event_kind: string;
+  body: string;
+}
+
+interface Outcome {
+  statusCode: number | null;
+  error: string | null;
+  response: string | null;
+  durationMs: number;
+  retryAfterS: number | null;
+}
+
+/** Full jitter: a random wait between 0 and min(128, 2^(attempt-1)) seconds, at least 1 s. */
+export function backoffSeconds(attempt: number, random = Math.random): number {
+  return Math.max(1, random() * Math.min(MAX_BACKOFF_S, 2 ** (attempt - 1)));
+}
+
+const transient = (status: number) => status === 408 || status === 429 || status >= 500;
+
+/** Connects only to public addresses (unless allowed): the address checked is the address used. */
+function guardedLookup(hostname: string, options: object, callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void) {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, []);
+    const inside = addresses.find((answer) => !isPublicAddress(answer.address));
+    if (inside && !privateUrlsAllowed()) return callback(new Error(`${hostname} resolves to ${inside.address}, an internal address`), []);
+    const all = (options as { all?: boolean }).all;
+    return all ? callback(null, addresses) : callback(null, addresses[0]!.address, addresses[0]!.family);
+  });
+}
+
+/** One POST: its status, the first KiB of its answer, or why there was none. Never throws. */
+export function post(url: string, body: string, headers: Record<string, string>, timeoutMs = TIMEOUT_MS): Promise<Outcome> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const done = (outcome: Omit<Outcome, 'durationMs'>) => resolve({ ...outcome, durationMs: Math.round(performance.now() - started) });
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      return done({ statusCode: null, error: 'invalid url', response: null, retryAfterS: null });
+    }
+    const client = target.protocol === 'https:' ? https : http;
+    const request = client.request(target, {
+      method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(body) }, lookup: guardedLookup as never, timeout: timeoutMs,
+    }, (response) => {
+      const chunks: Buffer[] = [];
+      let kept = 0;
+      response.on('data', (chunk: Buffer) => {
+        if (kept < RESPONSE_KEPT_BYTES) chunks.push(chunk.subarray(0, RESPONSE_KEPT_BYTES - kept));
+        kept += chunk.length;
+        if (kept >= RESPONSE_KEPT_BYTES) response.destroy();
+      });
+      const finish = () => {
+        const retryAfter = Number(response.headers['retry-after']);
+        done({
+          statusCode: response.statusCode ?? null, error: null, response: Buffer.concat(chunks).toString('utf8'),
+          retryAfterS: Number.isFinite(retryAfter) && retryAfter >= 0 ? Math.min(retryAfter, MAX_BACKOFF_S) : null,
+        });
+      };
+      response.on('end', finish);
+      response.on('close', finish);
+      response.on('error', finish);
+    });
+    request.on('timeout', () => request.destroy(new Error(`no answer within ${timeoutMs / 1000} s`)));
+    request.on('error', (error) => done({ statusCode: null, error: error.message.slice(0, 500), response: null, retryAfterS: null }));
+    request.end(body);
+  });
+}
+
+export interface DeliveryWorker {
+  /** Stops claiming, waits for the sends in flight (up to the deadline), and releases what is still leased. */
+  stop(deadlineMs: number): Promise<void>;
+  /** Looks for due deliveries now instead of at the next poll. */
+  wake(): void;
+}
+
+export interface WorkerOptions {
+  /** How long a receiver may take to answer (10 s; tests shorten it). */
+  timeoutMs?: number;
+}
+
+export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secretKey'>, log: Pick<Logger, 'warn' | 'error'>, options: WorkerOptions = {}): DeliveryWorker {
+  let stopped = false;
+  let timer: NodeJS.Timeout | null = null;
+  let wakeUp: (() => void) | null = null;
+  const inFlight = new Set<string>();
+
+  async function claim(): Promise<Claimed[]> {
+    const claimed = await sql<Claimed>`
+      with due as (
+        select d.id from webhook_deliveries d
+        join webhook_subscriptions s on s.id = d.subscription_id and s.is_active
+        where d.status = 'pending' and d.next_attempt_at <= now() and (d.leased_until is null or d.leased_until < now())
+          and not exists (select 1 from webhook_deliveries p where p.subscription_id = d.subscription_id and p.order_id = d.order_id
+            and p.status = 'pending' and p.event_seq < d.event_seq)
+        order by d.next_attempt_at, d.event_seq
+        limit ${BATCH}
+        for update of d skip locked
+      )
+      update webhook_deliveries d set leased_until = now() + make_interval(secs => ${LEASE_SECONDS}), attempts = d.attempts + 1, updated_at = now()
+      from due, webhook_subscriptions s, outbox_events e
+      where d.id = due.id and s.id = d.subscription_id and e.seq = d.event_seq
+      returning d.id, d.subscription_id, d.attempts, s.max_attempts, s.url, s.secret_sealed, d.event_id, d.event_kind,
+        json_build_object('id', e.id, 'kind', e.kind, 'occurred_at', e.occurred_at, 'manufacturer_id', e.manufacturer_id, 'data', e.data)::text as body`
+      .execute(db);
+    return claimed.rows;
+  }
+
+  async function deliver(delivery: Claimed): Promise<void> {
+    const secret = openSecret(await secretKeyOf(db, config), delivery.secret_sealed);
+    const t = Math.floor(Date.now() / 1000);
+    const outcome = secret === null
+      ? { statusCode: null, error: 'the signing secret cannot be opened (WMS_SECRET_KEY changed): rotate it', response: null, durationMs: 0, retryAfterS: null }
+      : await post(delivery.url, delivery.body, {
+        'content-type': 'application/json',
+        'user-agent': 'consignment-wms-webhooks/1',
+        'x-service-signature': `t=${t},v1=${signatureOf(secret, t, delivery.body)}`,
+        'x-service-event-id': delivery.event_id,
+        'x-service-event-kind': delivery.event_kind,
+        'x-service-delivery-id': delivery.id,
+      }, options.timeoutMs);
+    await record(delivery, outcome);
+  }
+
+  async function record(delivery: Claimed, outcome: Outcome) {
+    const status = outcome.statusCode;
+    const kind = status !== null && status >= 200 && status < 300 ? 'delivered'
+      : status === null ? (outcome.error?.includes('internal address') || secretLost(outcome) ? 'failed' : 'retry')
+        : transient(status) ? 'retry' : 'failed';
+    const final = kind === 'retry' && delivery.attempts >= delivery.max_attempts ? 'dead' : kind;
+    const waitS = final === 'retry' ? Math.max(outcome.retryAfterS ?? 0, backoffSeconds(delivery.attempts)) : 0;
+    await db.transaction().execute(async (tx) => {
+      await tx.updateTable('webhook_deliveries').set({
+        status: final === 'retry' ? 'pending' : final,
+        next_attempt_at: sql<Date>`now() + make_interval(secs => ${waitS})`,
+        leased_until: null,
+        last_status_code: status,
+        last_error: outcome.error,
+        delivered_at: final === 'delivered' ? new Date() : null,
+        updated_at: new Date(),
+      }).where('id', '=', delivery.id).execute();
+      await sql`insert into webhook_delivery_attempts (delivery_id, attempt, duration_ms, status_code, error, response_body, outcome)
+        select ${delivery.id}, coalesce(max(attempt), 0) + 1, ${outcome.durationMs}, ${status}, ${outcome.error}, ${outcome.response}, ${final}
+        from webhook_delivery_attempts where delivery_id = ${delivery.id}`.execute(tx);
+      // 410: the receiver is gone for good; the subscription stops until someone turns it on again.
+      if (status === 410) await tx.updateTable('webhook_subscriptions').set({ is_active: false, updated_at: new Date() }).where('id', '=', delivery.subscription_id).execute();
+    });
+  }
+
+  const secretLost = (outcome: Outcome) => outcome.error?.startsWith('the signing secret') ?? false;
+
+  async function loop() {
+    while (!stopped) {
+      let claimed: Claimed[] = [];
+      try {
+        claimed = await claim();
+        await Promise.all(claimed.map(async (delivery) => {
+          inFlight.add(delivery.id);
+          try {
+            await deliver(delivery);
+          } catch (error) {
+            // Not recorded (the database went away): the lease ends and the delivery is claimed again.
+            log.warn({ err: error, deliveryId: delivery.id }, 'webhook delivery not recorded; it will be retried');
+          } finally {
+            inFlight.delete(delivery.id);
+          }
+        }));
+      } catch (error) {
+        log.warn({ err: error }, 'webhook worker: claiming deliveries failed; retrying');
+      }
+      if (claimed.length < BATCH && !stopped) {
+        await new Promise<void>((resolve) => {
+          wakeUp = resolve;
+          timer = setTimeout(resolve, IDLE_POLL_MS);
+        });
+        wakeUp = null;
+      }
+    }
+  }
+
+  const running = loop();
+  return {
+    wake: () => wakeUp?.(),
+    async stop(deadlineMs: number) {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      wakeUp?.();
+      await Promise.race([running, new Promise((resolve) => setTimeout(resolve, deadlineMs).unref())]);
+      // What did not finish in time is given back now rather than when its lease ends.
+      if (inFlight.size) {
+        await db.updateTable('webhook_deliveries').set({ leased_until: null, attempts: sql<number>`attempts - 1` })
+          .where('id', 'in', [...inFlight]).where('status', '=', 'pending').execute().catch(() => {});
+      }
+    },
+  };
+}
+
+/** Attempts older than the log keeps (30 days) are removed; delivered deliveries with them. */
+export async function pruneDeliveryLog(db: Kysely<DB>): Promise<void> {
+  await db.deleteFrom('webhook_delivery_attempts').where('attempted_at', '<', sql<Date>`now() - make_interval(days => ${LOG_DAYS})`).execute();
+  await db.deleteFrom('webhook_deliveries').where('status', '=', 'delivered').where('delivered_at', '<', sql<Date>`now() - make_interval(days => ${LOG_DAYS})`).execute();
+}
