@@ -12,6 +12,7 @@ import { generate, ITEMS, MOVEMENTS, ORDERS, sampleItems, type Generated, type S
 import { ORDER_LINES, orderBodies } from './orders.ts';
 import { measurePicking, printPicking, type PickingRow } from './picking.ts';
 import { measureReceiving, printReceiving, type ReceivingRow } from './receiving.ts';
+import { measureWebhooks, printWebhooks, type WebhookRow } from './webhooks.ts';
 
 function int(name: string, fallback: number): number {
   const value = Number(process.env[name] || fallback);
@@ -244,6 +245,8 @@ async function main(): Promise<void> {
     WMS_RATE_LIMIT_PER_KEY: '100000000', REDIS_URL: '', WMS_BOOTSTRAP_ADMIN_KEY: '',
     // The packing lists the picking targets file go to a directory of the run's own.
     WMS_DOCUMENTS_DIR: documentsDir,
+    // The webhook targets deliver to a receiver on this machine.
+    WMS_ALLOW_PRIVATE_WEBHOOK_URLS: '1',
   });
   const service = startChild('service', 'src/main.ts', serviceEnv(SERVICE_PORT));
   const withoutCache = startChild('service-uncached', 'src/main.ts', { ...serviceEnv(UNCACHED_PORT), WMS_READ_CACHE_MB: '0' });
@@ -280,6 +283,14 @@ async function main(): Promise<void> {
     console.log(' done');
     printPicking(picking);
   }
+  let webhooks: WebhookRow[] = [];
+  if (ONLY.length === 0 || ONLY.some((word) => 'webhooks'.includes(word))) {
+    process.stdout.write('  webhooks (fan-out to a local receiver, event write, poll) ...');
+    // Both service instances run delivery workers.
+    webhooks = await measureWebhooks(`http://127.0.0.1:${SERVICE_PORT}`, headers, benchUrl, 2);
+    console.log(' done');
+    printWebhooks(webhooks);
+  }
 
   const report = {
     date: new Date().toISOString(),
@@ -291,6 +302,7 @@ async function main(): Promise<void> {
     results: rows,
     receiving,
     picking,
+    webhooks,
   };
   writeFileSync(new URL('latest.json', RESULTS), `${JSON.stringify(report, null, 2)}\n`);
   console.log('\nwritten: bench/results/latest.json');

@@ -14,10 +14,12 @@ const tenantOf = (actor: Actor) => actor.manufacturerId ?? WAREHOUSE_TENANT;
 export async function pollEvents(db: Kysely<DB>, actor: Actor, filter: { kind?: EventKind }, page: Page) {
   let inbox = db.selectFrom('event_inbox as i').where('i.tenant', '=', tenantOf(actor));
   if (filter.kind) inbox = inbox.where('i.kind', '=', filter.kind);
+  // The page of the inbox first (its index gives it in order), then its events: the join never sees more than the page.
+  const pageOfInbox = inbox.select('i.event_seq').orderBy('i.event_seq').limit(page.perPage).offset(page.offset);
   const [rows, total] = await Promise.all([
-    inbox.innerJoin('outbox_events as e', 'e.seq', 'i.event_seq')
+    db.selectFrom(pageOfInbox.as('p')).innerJoin('outbox_events as e', 'e.seq', 'p.event_seq')
       .select(['e.id', 'e.kind', 'e.occurred_at', 'e.manufacturer_id', 'e.data'])
-      .orderBy('i.event_seq').limit(page.perPage).offset(page.offset).execute(),
+      .orderBy('p.event_seq').execute(),
     inbox.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ]);
   return { rows: rows.map((row) => ({ ...row, kind: row.kind as EventKind, data: row.data as Record<string, unknown> })), total: Number(total.n) };
