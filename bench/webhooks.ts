@@ -10,6 +10,7 @@ const EVENTS = 1000;
 const SUBSCRIPTIONS = 10;
 const STORED = 1_000_000;
 const POLLS = 200;
+const WARMUP_POLLS = 20;
 
 export interface WebhookRow {
   operation: string;
@@ -61,14 +62,21 @@ export async function measureWebhooks(service: string, headers: Record<string, s
 
     // The stored history the poll must not read: events no tenant is still waiting for (already acknowledged).
     await sql`insert into outbox_events (kind, data) select 'inventory.adjusted', jsonb_build_object('n', g) from generate_series(1, ${STORED}::int) g`.execute(database.db);
-    const pollMs: number[] = [];
-    for (let i = 0; i < POLLS; i++) {
+    // What autovacuum would have done by then (the CI server runs without it), and the million rows' pages written out,
+    // so a checkpoint does not land in the middle of the polls: as the data generation leaves its tables.
+    await sql`vacuum analyze outbox_events, event_inbox`.execute(database.db);
+    await sql`checkpoint`.execute(database.db);
+    const poll = async () => {
       const begun = performance.now();
       const response = await fetch(`${service}/api/v1/shipments/events?per_page=100`, { headers });
       if (!response.ok) throw new Error(`poll: ${response.status}`);
       await response.arrayBuffer();
-      pollMs.push(performance.now() - begun);
-    }
+      return performance.now() - begun;
+    };
+    // A warm-up, as every read of the bench has (the first answers prepare their statements).
+    for (let i = 0; i < WARMUP_POLLS; i++) await poll();
+    const pollMs: number[] = [];
+    for (let i = 0; i < POLLS; i++) pollMs.push(await poll());
     const emitP50 = Math.round(percentile(emitMs, 50) * 100) / 100;
     const pollP99 = Math.round(percentile(pollMs, 99) * 10) / 10;
     return [

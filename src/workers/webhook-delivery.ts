@@ -21,7 +21,7 @@ const TIMEOUT_MS = 10_000;
 const LEASE_SECONDS = 60;
 const MAX_BACKOFF_S = 128;
 const RESPONSE_KEPT_BYTES = 1024;
-const BATCH = 20;
+const CONCURRENT = 32;
 const IDLE_POLL_MS = 250;
 const LOG_DAYS = 30;
 
@@ -120,7 +120,7 @@ export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secret
   let wakeUp: (() => void) | null = null;
   const inFlight = new Set<string>();
 
-  async function claim(): Promise<Claimed[]> {
+  async function claim(limit: number): Promise<Claimed[]> {
     const claimed = await sql<Claimed>`
       with due as (
         select d.id from webhook_deliveries d
@@ -129,7 +129,7 @@ export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secret
           and not exists (select 1 from webhook_deliveries p where p.subscription_id = d.subscription_id and p.order_id = d.order_id
             and p.status = 'pending' and p.event_seq < d.event_seq)
         order by d.next_attempt_at, d.event_seq
-        limit ${BATCH}
+        limit ${limit}
         for update of d skip locked
       )
       update webhook_deliveries d set leased_until = now() + make_interval(secs => ${LEASE_SECONDS}), attempts = d.attempts + 1, updated_at = now()
@@ -164,53 +164,62 @@ export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secret
         : transient(status) ? 'retry' : 'failed';
     const final = kind === 'retry' && delivery.attempts >= delivery.max_attempts ? 'dead' : kind;
     const waitS = final === 'retry' ? Math.max(outcome.retryAfterS ?? 0, backoffSeconds(delivery.attempts)) : 0;
-    await db.transaction().execute(async (tx) => {
-      await tx.updateTable('webhook_deliveries').set({
-        status: final === 'retry' ? 'pending' : final,
-        next_attempt_at: sql<Date>`now() + make_interval(secs => ${waitS})`,
-        leased_until: null,
-        last_status_code: status,
-        last_error: outcome.error,
-        delivered_at: final === 'delivered' ? new Date() : null,
-        updated_at: new Date(),
-      }).where('id', '=', delivery.id).execute();
-      await sql`insert into webhook_delivery_attempts (delivery_id, attempt, duration_ms, status_code, error, response_body, outcome)
+    // One statement (atomic on its own): the delivery's new state, the attempt in the log, and on 410 the subscription
+    // turned off — the receiver is gone for good until someone turns it on again.
+    await sql`
+      with delivery as (
+        update webhook_deliveries set status = ${final === 'retry' ? 'pending' : final}, next_attempt_at = now() + make_interval(secs => ${waitS}),
+          leased_until = null, last_status_code = ${status}, last_error = ${outcome.error},
+          delivered_at = ${final === 'delivered' ? sql`now()` : null}, updated_at = now()
+        where id = ${delivery.id} returning subscription_id
+      ), attempt as (
+        insert into webhook_delivery_attempts (delivery_id, attempt, duration_ms, status_code, error, response_body, outcome)
         select ${delivery.id}, coalesce(max(attempt), 0) + 1, ${outcome.durationMs}, ${status}, ${outcome.error}, ${outcome.response}, ${final}
-        from webhook_delivery_attempts where delivery_id = ${delivery.id}`.execute(tx);
-      // 410: the receiver is gone for good; the subscription stops until someone turns it on again.
-      if (status === 410) await tx.updateTable('webhook_subscriptions').set({ is_active: false, updated_at: new Date() }).where('id', '=', delivery.subscription_id).execute();
-    });
+        from webhook_delivery_attempts where delivery_id = ${delivery.id}
+      )
+      update webhook_subscriptions set is_active = false, updated_at = now()
+      where ${status === 410} and id = (select subscription_id from delivery)`.execute(db);
   }
 
   const secretLost = (outcome: Outcome) => outcome.error?.startsWith('the signing secret') ?? false;
 
+  // Up to CONCURRENT sends at a time; a slow receiver holds one slot, not the worker: slots are refilled as they free.
+  let slotFreed: (() => void) | null = null;
+  function send(delivery: Claimed) {
+    inFlight.add(delivery.id);
+    void deliver(delivery)
+      // Not recorded (the database went away): the lease ends and the delivery is claimed again.
+      .catch((error) => log.warn({ err: error, deliveryId: delivery.id }, 'webhook delivery not recorded; it will be retried'))
+      .finally(() => {
+        inFlight.delete(delivery.id);
+        slotFreed?.();
+      });
+  }
+
   async function loop() {
     while (!stopped) {
-      let claimed: Claimed[] = [];
-      try {
-        claimed = await claim();
-        await Promise.all(claimed.map(async (delivery) => {
-          inFlight.add(delivery.id);
-          try {
-            await deliver(delivery);
-          } catch (error) {
-            // Not recorded (the database went away): the lease ends and the delivery is claimed again.
-            log.warn({ err: error, deliveryId: delivery.id }, 'webhook delivery not recorded; it will be retried');
-          } finally {
-            inFlight.delete(delivery.id);
-          }
-        }));
-      } catch (error) {
-        log.warn({ err: error }, 'webhook worker: claiming deliveries failed; retrying');
+      let claimed = 0;
+      const free = CONCURRENT - inFlight.size;
+      if (free > 0) {
+        try {
+          const due = await claim(free);
+          claimed = due.length;
+          for (const delivery of due) send(delivery);
+        } catch (error) {
+          log.warn({ err: error }, 'webhook worker: claiming deliveries failed; retrying');
+        }
       }
-      if (claimed.length < BATCH && !stopped) {
-        await new Promise<void>((resolve) => {
-          wakeUp = resolve;
-          timer = setTimeout(resolve, IDLE_POLL_MS);
-        });
-        wakeUp = null;
-      }
+      // Claim again at once while there was more than was free; else wait for a free slot, a wake or the next poll.
+      if (stopped || (claimed > 0 && claimed === free)) continue;
+      await new Promise<void>((resolve) => {
+        wakeUp = resolve;
+        slotFreed = free > 0 ? null : resolve;
+        timer = setTimeout(resolve, IDLE_POLL_MS);
+      });
+      wakeUp = null;
+      slotFreed = null;
     }
+    while (inFlight.size) await new Promise<void>((resolve) => (slotFreed = resolve));
   }
 
   const running = loop();
