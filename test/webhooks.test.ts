@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Stripe from 'stripe';
 import { startDeliveryWorker, type DeliveryWorker } from '../src/workers/webhook-delivery.ts';
+import { waitFor } from './fault-kit.ts';
 import { adjust, call, createItem, createLocation, createManufacturer, expectError, onPostgres, startApp, userWithKey, type TestApp } from './helpers.ts';
 
 interface Received {
@@ -40,14 +41,7 @@ const deliveriesOf = (subscriptionId: string) =>
   t.db.selectFrom('webhook_deliveries').select(['id', 'status', 'attempts', 'event_id', 'last_status_code']).where('subscription_id', '=', subscriptionId).orderBy('event_seq').execute();
 const hitsOf = (path: string) => received.filter((r) => r.path === path);
 
-async function until(check: () => Promise<boolean> | boolean, ms = 8000, what = 'the deliveries') {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await sleep(25);
-  }
-  assert.fail(`${what} did not happen within ${ms} ms`);
-}
+const until = (check: () => Promise<boolean> | boolean, ms = 8000, what = 'the deliveries') => waitFor(check, ms, what);
 
 /** An adjustment of a new item of the partner: one inventory.adjusted event; its id. */
 async function anEvent(manufacturer = partner): Promise<string> {

@@ -7,10 +7,15 @@ import type { Config } from '../config.ts';
 import type { DB } from './schema.ts';
 
 const KEY_NAME = 'sealed_secrets';
+// Asked for on every delivery and carrier message: each key is made (or read) once.
 const known = new WeakMap<Kysely<DB>, Buffer>();
+let derived: { from: string; key: Buffer } | null = null;
 
 export async function secretKeyOf(db: Kysely<DB>, config: Pick<Config, 'secretKey'>): Promise<Buffer> {
-  if (config.secretKey) return createHash('sha256').update(config.secretKey).digest();
+  if (config.secretKey) {
+    if (derived?.from !== config.secretKey) derived = { from: config.secretKey, key: createHash('sha256').update(config.secretKey).digest() };
+    return derived.key;
+  }
   const cached = known.get(db);
   if (cached) return cached;
   // Two instances making it at once: one insert wins, both read the winner's.

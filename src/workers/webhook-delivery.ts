@@ -43,11 +43,15 @@ interface Outcome {
   response: string | null;
   durationMs: number;
   retryAfterS: number | null;
+  /** A failure no retry can mend (the address is internal, the secret cannot be opened): failed at once. */
+  permanent: boolean;
 }
 
+class InternalAddressError extends Error {}
+
 /** Full jitter: a random wait between 0 and min(128, 2^(attempt-1)) seconds, at least 1 s. */
-export function backoffSeconds(attempt: number, random = Math.random): number {
-  return Math.max(1, random() * Math.min(MAX_BACKOFF_S, 2 ** (attempt - 1)));
+function backoffSeconds(attempt: number): number {
+  return Math.max(1, Math.random() * Math.min(MAX_BACKOFF_S, 2 ** (attempt - 1)));
 }
 
 const transient = (status: number) => status === 408 || status === 429 || status >= 500;
@@ -57,14 +61,14 @@ function guardedLookup(hostname: string, options: object, callback: (error: Erro
   dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) return callback(error, []);
     const inside = addresses.find((answer) => !isPublicAddress(answer.address));
-    if (inside && !privateUrlsAllowed()) return callback(new Error(`${hostname} resolves to ${inside.address}, an internal address`), []);
+    if (inside && !privateUrlsAllowed()) return callback(new InternalAddressError(`${hostname} resolves to ${inside.address}, an internal address`), []);
     const all = (options as { all?: boolean }).all;
     return all ? callback(null, addresses) : callback(null, addresses[0]!.address, addresses[0]!.family);
   });
 }
 
 /** One POST: its status, the first KiB of its answer, or why there was none. Never throws. */
-export function post(url: string, body: string, headers: Record<string, string>, timeoutMs = TIMEOUT_MS): Promise<Outcome> {
+function post(url: string, body: string, headers: Record<string, string>, timeoutMs = TIMEOUT_MS): Promise<Outcome> {
   const started = performance.now();
   return new Promise((resolve) => {
     const done = (outcome: Omit<Outcome, 'durationMs'>) => resolve({ ...outcome, durationMs: Math.round(performance.now() - started) });
@@ -72,7 +76,7 @@ export function post(url: string, body: string, headers: Record<string, string>,
     try {
       target = new URL(url);
     } catch {
-      return done({ statusCode: null, error: 'invalid url', response: null, retryAfterS: null });
+      return done({ statusCode: null, error: 'invalid url', response: null, retryAfterS: null, permanent: false });
     }
     const client = target.protocol === 'https:' ? https : http;
     const request = client.request(target, {
@@ -89,7 +93,7 @@ export function post(url: string, body: string, headers: Record<string, string>,
         const retryAfter = Number(response.headers['retry-after']);
         done({
           statusCode: response.statusCode ?? null, error: null, response: Buffer.concat(chunks).toString('utf8'),
-          retryAfterS: Number.isFinite(retryAfter) && retryAfter >= 0 ? Math.min(retryAfter, MAX_BACKOFF_S) : null,
+          retryAfterS: Number.isFinite(retryAfter) && retryAfter >= 0 ? Math.min(retryAfter, MAX_BACKOFF_S) : null, permanent: false,
         });
       };
       response.on('end', finish);
@@ -97,7 +101,9 @@ export function post(url: string, body: string, headers: Record<string, string>,
       response.on('error', finish);
     });
     request.on('timeout', () => request.destroy(new Error(`no answer within ${timeoutMs / 1000} s`)));
-    request.on('error', (error) => done({ statusCode: null, error: error.message.slice(0, 500), response: null, retryAfterS: null }));
+    request.on('error', (error) => done({
+      statusCode: null, error: error.message.slice(0, 500), response: null, retryAfterS: null, permanent: error instanceof InternalAddressError,
+    }));
     request.end(body);
   });
 }
@@ -105,8 +111,6 @@ export function post(url: string, body: string, headers: Record<string, string>,
 export interface DeliveryWorker {
   /** Stops claiming, waits for the sends in flight (up to the deadline), and releases what is still leased. */
   stop(deadlineMs: number): Promise<void>;
-  /** Looks for due deliveries now instead of at the next poll. */
-  wake(): void;
 }
 
 export interface WorkerOptions {
@@ -114,7 +118,7 @@ export interface WorkerOptions {
   timeoutMs?: number;
 }
 
-export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secretKey'>, log: Pick<Logger, 'warn' | 'error'>, options: WorkerOptions = {}): DeliveryWorker {
+export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secretKey'>, log: Pick<Logger, 'warn'>, options: WorkerOptions = {}): DeliveryWorker {
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let wakeUp: (() => void) | null = null;
@@ -145,7 +149,7 @@ export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secret
     const secret = openSecret(await secretKeyOf(db, config), delivery.secret_sealed);
     const t = Math.floor(Date.now() / 1000);
     const outcome = secret === null
-      ? { statusCode: null, error: 'the signing secret cannot be opened (WMS_SECRET_KEY changed): rotate it', response: null, durationMs: 0, retryAfterS: null }
+      ? { statusCode: null, error: 'the signing secret cannot be opened (WMS_SECRET_KEY changed): rotate it', response: null, durationMs: 0, retryAfterS: null, permanent: true }
       : await post(delivery.url, delivery.body, {
         'content-type': 'application/json',
         'user-agent': 'consignment-wms-webhooks/1',
@@ -160,7 +164,7 @@ export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secret
   async function record(delivery: Claimed, outcome: Outcome) {
     const status = outcome.statusCode;
     const kind = status !== null && status >= 200 && status < 300 ? 'delivered'
-      : status === null ? (outcome.error?.includes('internal address') || secretLost(outcome) ? 'failed' : 'retry')
+      : status === null ? (outcome.permanent ? 'failed' : 'retry')
         : transient(status) ? 'retry' : 'failed';
     const final = kind === 'retry' && delivery.attempts >= delivery.max_attempts ? 'dead' : kind;
     const waitS = final === 'retry' ? Math.max(outcome.retryAfterS ?? 0, backoffSeconds(delivery.attempts)) : 0;
@@ -180,8 +184,6 @@ export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secret
       update webhook_subscriptions set is_active = false, updated_at = now()
       where ${status === 410} and id = (select subscription_id from delivery)`.execute(db);
   }
-
-  const secretLost = (outcome: Outcome) => outcome.error?.startsWith('the signing secret') ?? false;
 
   // Up to CONCURRENT sends at a time; a slow receiver holds one slot, not the worker: slots are refilled as they free.
   let slotFreed: (() => void) | null = null;
@@ -224,7 +226,6 @@ export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secret
 
   const running = loop();
   return {
-    wake: () => wakeUp?.(),
     async stop(deadlineMs: number) {
       stopped = true;
       if (timer) clearTimeout(timer);

@@ -5,7 +5,7 @@ import type { Config } from '../../config.ts';
 import type { Carrier, DB } from '../../db/schema.ts';
 import { secretKeyOf } from '../../db/secret-key.ts';
 import { inTransaction } from '../../db/transaction.ts';
-import { ApiError, badRequest, gone, invalidRequest, notFound, unauthorized } from '../../domain/errors.ts';
+import { badRequest, gone, invalidRequest, notFound, unauthorized } from '../../domain/errors.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { checkSignature, keyPrefix, openSecret, randomBase62, sealSecret, sha256 } from '../../domain/secrets.ts';
 import type { Actor } from '../../http/auth.ts';
@@ -95,7 +95,7 @@ export async function receiveCarrierMessage(db: Kysely<DB>, config: Config, toke
       return { duplicate: true, pick_batch_id: seen.pick_batch_id, batch_number: seen.batch_number, changed: false };
     }
     const found = await batchToTrack(tx, { batchNumber: body.batch_number?.trim().toUpperCase() ?? null, orderNumber: body.order_number ?? null });
-    if (typeof found === 'string') throw new ApiError(422, 'invalid_request', found, { details: { event_id: body.event_id } });
+    if (typeof found === 'string') throw invalidRequest(found, { event_id: body.event_id });
     const batch = await lockBatch(tx, { manufacturerId: null }, found.id);
     const refusal = untrackable(batch);
     if (refusal) throw invalidRequest(refusal);

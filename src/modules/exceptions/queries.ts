@@ -5,12 +5,13 @@ import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
+import { blockExceptionId } from '../orders/queries.ts';
 
 export type ExceptionKind = 'short_pick' | 'mispick' | 'quality';
 
 // The block an exception opened (at most one: a block names one exception).
 const BLOCK_OF = sql<boolean>`k.id = (select k2.id from order_blocks k2
-  where coalesce(k2.short_pick_exception_id, k2.mispick_exception_id, k2.quality_exception_id) = e.id
+  where ${blockExceptionId('k2')} = e.id
   order by k2.created_at desc limit 1)`;
 
 function exceptionRows(db: Kysely<DB>) {

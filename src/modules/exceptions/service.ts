@@ -1,13 +1,14 @@
 // Pick exceptions and the order blocks they open: opened by the floor (short pick, mispick, quality flag) in the
 // action's transaction, reviewed by the office, or marked as waiting for the supply partner.
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { emit } from '../../domain/events.ts';
 import { recordHistory } from '../../domain/history.ts';
-import type { Actor } from '../../http/auth.ts';
+import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { invalidStatus, notFound } from '../../domain/errors.ts';
 import { exceptionDetail, type ExceptionKind } from './queries.ts';
+import { blockExceptionId } from '../orders/queries.ts';
 
 const BLOCK_COLUMN = {
   short_pick: 'short_pick_exception_id',
@@ -37,7 +38,7 @@ export async function openException(tx: Transaction<DB>, actor: Actor, input: Ne
     const ids = superseded.map((row) => row.id);
     await tx.updateTable('order_blocks').set({ status: 'cancelled', updated_at: new Date() })
       .where('status', '=', 'open')
-      .where((eb) => eb.or([eb('short_pick_exception_id', 'in', ids), eb('mispick_exception_id', 'in', ids), eb('quality_exception_id', 'in', ids)]))
+      .where(sql<boolean>`${blockExceptionId()} = any(${ids}::uuid[])`)
       .execute();
   }
   const exception = await tx.insertInto('pick_exceptions').values({
@@ -86,9 +87,8 @@ export async function openException(tx: Transaction<DB>, actor: Actor, input: Ne
 
 /** Locks an exception of the kind in the caller's scope; 404 otherwise (another kind's id included). */
 async function lockException(tx: Transaction<DB>, actor: Actor, kind: ExceptionKind, id: string) {
-  let query = tx.selectFrom('pick_exceptions').selectAll().where('id', '=', id).where('kind', '=', kind);
-  if (actor.manufacturerId) query = query.where('manufacturer_id', '=', actor.manufacturerId);
-  const exception = await query.forUpdate().executeTakeFirst();
+  const exception = await inPartnerScope(tx.selectFrom('pick_exceptions').selectAll().where('id', '=', id).where('kind', '=', kind), actor, 'manufacturer_id')
+    .forUpdate().executeTakeFirst();
   if (!exception) throw notFound('exception');
   return exception;
 }

@@ -206,11 +206,17 @@ export async function pickBatchesOf(db: Executor, orderId: string) {
   return batches.map((batch) => ({ ...batch, parcels: batch.parcels.map((parcel) => ({ ...parcel, captured_at: new Date(parcel.captured_at) })) }));
 }
 
+/** The exception an order block names: each block names exactly one, in the column of its kind. */
+export function blockExceptionId(block?: string) {
+  const column = (name: string) => sql.ref(block ? `${block}.${name}` : name);
+  return sql<string>`coalesce(${column('short_pick_exception_id')}, ${column('mispick_exception_id')}, ${column('quality_exception_id')})`;
+}
+
 /** Open blocks of the order, each with a summary of its exception. */
 export function openBlocksOf(db: Executor, orderId: string) {
   return db
     .selectFrom('order_blocks as k')
-    .leftJoin('pick_exceptions as e', (join) => join.on(sql<boolean>`e.id = coalesce(k.short_pick_exception_id, k.mispick_exception_id, k.quality_exception_id)`))
+    .leftJoin('pick_exceptions as e', (join) => join.on(sql<boolean>`e.id = ${blockExceptionId('k')}`))
     .leftJoin('pick_batches as b', 'b.id', 'e.pick_batch_id')
     .leftJoin('items as i', 'i.id', 'e.item_id')
     .leftJoin('items as ai', 'ai.id', 'e.actual_item_id')

@@ -4,7 +4,7 @@ import type { Kysely, Transaction, Updateable } from 'kysely';
 import type { DB, OrdersTable, OrderStatus, Priority } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { emit } from '../../domain/events.ts';
-import { recordHistory } from '../../domain/history.ts';
+import { recordHistories, recordHistory } from '../../domain/history.ts';
 import { forbidden, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
 import type { Actor } from '../../http/auth.ts';
 import { prepareLines, refreshTotals, releaseLines, type LineRequest } from './lines.ts';
@@ -239,9 +239,9 @@ export async function cancelOrder(db: Kysely<DB>, actor: Actor, id: string): Pro
     // The floor stops working a cancelled order: its live pick batches end with it (nothing had shipped from them).
     const batches = await tx.updateTable('pick_batches').set({ status: 'cancelled', cancelled_at: new Date(), updated_at: new Date() })
       .where('order_id', '=', id).where('status', 'in', ['in_progress', 'completed', 'packed']).returning(['id', 'status']).execute();
-    for (const batch of batches) {
-      await recordHistory(tx, actor, { entityType: 'pick_batch', entityId: batch.id, action: 'cancelled', manufacturerId: order.manufacturer_id, after: { status: 'cancelled', reason: 'order cancelled' } });
-    }
+    await recordHistories(tx, actor, batches.map((batch) => ({
+      entityType: 'pick_batch', entityId: batch.id, action: 'cancelled', manufacturerId: order.manufacturer_id, after: { status: 'cancelled', reason: 'order cancelled' },
+    })));
     const cancelled = await tx.updateTable('orders').set({ status: 'cancelled', updated_by: actor.userId, updated_at: new Date() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
     await recordHistory(tx, actor, { entityType: 'order', entityId: id, action: 'cancelled', manufacturerId: order.manufacturer_id, before: { status: order.status }, after: { status: 'cancelled', reason: null } });
     await emit(tx, 'order.cancelled', orderEvent(cancelled), order.manufacturer_id);

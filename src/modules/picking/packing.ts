@@ -56,18 +56,18 @@ export async function packBatch(deps: ModuleDeps, actor: Actor, batchId: string)
     if (unverified.length) throw invalidStatus(`${unverified.length} picked line(s) not verified yet: verify each before packing`);
     const packedAt = new Date();
     await tx.updateTable('pick_batches').set({ status: 'packed', packed_at: packedAt, packed_by: actor.userId, updated_at: packedAt }).where('id', '=', batchId).execute();
-    const pdf = await renderPackingList(await packingListOf(tx, batch, packedAt, actor.userName));
-    const order = await tx.selectFrom('orders').select('order_number').where('id', '=', batch.order_id).executeTakeFirstOrThrow();
+    const list = await packingListOf(tx, batch, packedAt, actor.userName);
+    const pdf = await renderPackingList(list);
     const document = await storeDocument(tx, deps.documents, actor, {
       entityType: 'order', entityId: batch.order_id, manufacturerId: batch.manufacturer_id,
-      fileName: `packing-list-${order.order_number}-${batch.batch_number}.pdf`, fileType: 'application/pdf', bytes: pdf,
+      fileName: `packing-list-${list.order_number}-${batch.batch_number}.pdf`, fileType: 'application/pdf', bytes: pdf,
       description: `Packing list of ${batch.batch_number}`, tags: ['packing_list'],
     });
     await recordHistory(tx, actor, {
       entityType: 'pick_batch', entityId: batchId, action: 'packed', manufacturerId: batch.manufacturer_id,
       before: { status: batch.status }, after: { status: 'packed', packing_list_document_id: document.id },
     });
-    await emit(tx, 'pick_batch.packed', { ...batchEvent({ ...batch, status: 'packed' }, order.order_number), packing_list_document_id: document.id }, batch.manufacturer_id);
+    await emit(tx, 'pick_batch.packed', { ...batchEvent({ ...batch, status: 'packed' }, list.order_number), packing_list_document_id: document.id }, batch.manufacturer_id);
     return readSession(tx, actor, batchId);
   });
 }

@@ -13,6 +13,7 @@ import {
   LIVE_BATCH, lineOf, linesOf, listSessions, lockBatch, sessionOf, WAREHOUSE_SHIPPED, type BatchFilter, type BatchLineRow, type BatchRow,
 } from './queries.ts';
 import { serializeSession } from './serialize.ts';
+import { blockExceptionId } from '../orders/queries.ts';
 
 export function requireBatchStatus(batch: BatchRow, allowed: readonly string[], action: string) {
   if (!allowed.includes(batch.status)) throw invalidStatus(`cannot ${action} a batch that is ${batch.status}`);
@@ -268,8 +269,7 @@ export function cancelBatch(db: Kysely<DB>, actor: Actor, batchId: string) {
     await tx.updateTable('pick_batches').set({ status: 'cancelled', cancelled_at: new Date(), updated_at: new Date() }).where('id', '=', batchId).execute();
     const blocks = await tx.updateTable('order_blocks').set({ status: 'cancelled', updated_at: new Date() })
       .where('status', '=', 'open')
-      .where(sql<boolean>`coalesce(short_pick_exception_id, mispick_exception_id, quality_exception_id) in
-        (select id from pick_exceptions where pick_batch_id = ${batchId})`)
+      .where(sql<boolean>`${blockExceptionId()} in (select id from pick_exceptions where pick_batch_id = ${batchId})`)
       .returning('id').execute();
     await recordHistory(tx, actor, {
       entityType: 'pick_batch', entityId: batchId, action: 'cancelled', manufacturerId: batch.manufacturer_id,

@@ -5,7 +5,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Carrier, DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
-import { ApiError, invalidRequest } from '../../domain/errors.ts';
+import { invalidRequest } from '../../domain/errors.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { CARRIERS } from '../picking/schemas.ts';
 import { captureTracking } from '../picking/shipping.ts';
@@ -135,7 +135,7 @@ export async function importTracking(db: Kysely<DB>, actor: Actor, bytes: Buffer
     }
     if (problems.length) {
       problems.sort((a, b) => a.row - b.row);
-      throw new ApiError(422, 'invalid_request', `${problems.length} row(s) cannot be applied, so none was`, { details: problems });
+      throw invalidRequest(`${problems.length} row(s) cannot be applied, so none was`, problems);
     }
     const applied = [];
     for (const { want, batch, row } of locked) {

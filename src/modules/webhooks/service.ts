@@ -118,7 +118,7 @@ export async function pingSubscription(db: Kysely<DB>, actor: Actor, id: string)
     const delivery = await tx.insertInto('webhook_deliveries')
       .values({ subscription_id: id, event_seq: event.seq, event_id: event.id, event_kind: event.kind, order_id: null, leased_until: null, last_status_code: null, last_error: null, delivered_at: null })
       .returning('id').executeTakeFirstOrThrow();
-    return readDelivery(tx, actor, id, delivery.id);
+    return deliveryOf(tx, id, delivery.id);
   });
 }
 
@@ -155,8 +155,8 @@ export async function listDeliveries(db: Kysely<DB>, actor: Actor, id: string, f
   return { rows: rows.map(shownDelivery), total: Number(total.n) };
 }
 
-async function readDelivery(db: Kysely<DB>, actor: Actor, id: string, deliveryId: string) {
-  await subscriptionOf(db, actor, id);
+/** A delivery of a subscription whose scope the caller has already checked. */
+async function deliveryOf(db: Kysely<DB>, id: string, deliveryId: string) {
   const row = await deliveries(db).where('d.subscription_id', '=', id).where('d.id', '=', deliveryId).executeTakeFirst();
   if (!row) throw notFound('delivery');
   return shownDelivery(row);
@@ -170,7 +170,7 @@ export async function retryDelivery(db: Kysely<DB>, actor: Actor, id: string, de
     if (!row) throw notFound('delivery');
     if (row.status !== 'failed' && row.status !== 'dead') throw invalidStatus(`the delivery is ${row.status}; only a failed or dead one is sent again`);
     await requeue(tx).where('id', '=', deliveryId).execute();
-    return readDelivery(tx, actor, id, deliveryId);
+    return deliveryOf(tx, id, deliveryId);
   });
 }
 
