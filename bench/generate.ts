@@ -146,12 +146,13 @@ const STEPS: [step: string, ...statements: string[]][] = [
       from generate_series(1, ${ORDERS}) o`,
     `insert into orders (id, manufacturer_id, customer_id, status, priority, customer_po_number, order_date, ship_to_name,
        ship_to_address_1, ship_to_city, ship_to_state, ship_to_zip, line_count, total_extended_price, release_number,
-       original_release_number, released_at, created_at, updated_at)
+       original_release_number, released_at, shipped_at, created_at, updated_at)
      select bo.id, mf.id, c.id, bo.status, (array['normal','normal','normal','high','rush'])[1 + bo.o % 5], 'PO-' || (100000 + bo.o),
        bo.ts::date, c.name, bo.cust_k || ' Commerce Dr', 'Springfield', 'IL', '62701', 2, 0,
        case when bo.status not in ('entered', 'cancelled') then row_number() over (partition by bo.mfg_k, bo.status not in ('entered', 'cancelled') order by bo.o) end,
        case when bo.status not in ('entered', 'cancelled') then row_number() over (partition by bo.status not in ('entered', 'cancelled') order by bo.o) end,
-       case when bo.status not in ('entered', 'cancelled') then bo.ts + interval '1 hour' end, bo.ts, bo.ts
+       case when bo.status not in ('entered', 'cancelled') then bo.ts + interval '1 hour' end,
+       case when bo.status in ('shipped', 'billed', 'closed') then bo.ts + (2 + bo.o % 72) * interval '1 hour' end, bo.ts, bo.ts
      from bench_orders bo
      join bench_mfgs mf on mf.k = bo.mfg_k
      join bench_customers c on c.k = bo.cust_k

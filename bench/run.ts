@@ -12,6 +12,7 @@ import { generate, ITEMS, MOVEMENTS, ORDERS, sampleItems, type Generated, type S
 import { ORDER_LINES, orderBodies } from './orders.ts';
 import { measurePicking, printPicking, type PickingRow } from './picking.ts';
 import { measureReceiving, printReceiving, type ReceivingRow } from './receiving.ts';
+import { measureReports, printReports, type ReportRow } from './reports.ts';
 import { measureWebhooks, printWebhooks, type WebhookRow } from './webhooks.ts';
 
 function int(name: string, fallback: number): number {
@@ -268,6 +269,13 @@ async function main(): Promise<void> {
     console.log(row.note ? ` ${row.note}` : ` ${row.requests_per_s} req/s`);
   }
   printTable(rows);
+  let reports: ReportRow[] = [];
+  if (ONLY.length === 0 || ONLY.some((word) => 'reports'.includes(word))) {
+    process.stdout.write('  reports (each report and the consignor statement) ...');
+    reports = await measureReports(`http://127.0.0.1:${UNCACHED_PORT}`, headers, benchUrl);
+    console.log(' done');
+    printReports(reports);
+  }
   // The write targets run after the reads, so their new rows do not move the read figures.
   let receiving: ReceivingRow[] = [];
   if (ONLY.length === 0 || ONLY.some((word) => 'receiving'.includes(word))) {
@@ -300,6 +308,7 @@ async function main(): Promise<void> {
     data: { items: ITEMS, movements: MOVEMENTS, orders: ORDERS, generation_seconds: Math.round(generated.totalSeconds * 10) / 10, steps: generated.timings },
     settings: { connections: CONNECTIONS, duration_s: DURATION, warmup_s: WARMUP, db_pool_size: POOL_SIZE, sampled_items: items.length },
     results: rows,
+    reports,
     receiving,
     picking,
     webhooks,

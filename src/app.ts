@@ -25,6 +25,7 @@ import { carrierInboxRoutes, carrierWebhookRoutes } from './modules/carrier-webh
 import { contactRoutes } from './modules/contacts/routes.ts';
 import { customerRoutes } from './modules/customers/routes.ts';
 import { exceptionRoutes } from './modules/exceptions/routes.ts';
+import { historyRoutes } from './modules/history/routes.ts';
 import { cycleCountRoutes } from './modules/cycle-counts/routes.ts';
 import { documentRoutes } from './modules/documents/routes.ts';
 import { eventRoutes } from './modules/events/routes.ts';
@@ -36,6 +37,7 @@ import { manufacturerRoutes } from './modules/manufacturers/routes.ts';
 import { orderRoutes } from './modules/orders/routes.ts';
 import { pickingRoutes } from './modules/picking/routes.ts';
 import { receivingRoutes } from './modules/receiving/routes.ts';
+import { reportRoutes } from './modules/reports/routes.ts';
 import { shipmentRoutes } from './modules/shipments/routes.ts';
 import { shipViaRoutes } from './modules/ship-via/routes.ts';
 import { warehouseRoutes } from './modules/warehouses/routes.ts';
@@ -216,7 +218,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   app.decorate('readCache', registerReadCache(app, db, config.readCacheBytes));
 
-  const moduleDeps: ModuleDeps = { db, config, documents: directoryStore(config.documentsDir) };
+  const moduleDeps: ModuleDeps = { db, config, documents: directoryStore(config.documentsDir), counters: deps.counters };
   await inviteRoutes(app, moduleDeps);
   await carrierInboxRoutes(app, moduleDeps);
   await app.register(async (api) => {
@@ -231,7 +233,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     registerIdempotency(api, db);
     // Unknown routes under /api/v1 are answered after authentication: without a key they are 401, not 404.
     api.setNotFoundHandler((request, reply) => sendError(reply, routeNotFound(request)));
-    await accountRoutes(api as App);
+    await accountRoutes(api as App, moduleDeps);
     await adminRoutes(api as App, moduleDeps);
     await apiKeyRoutes(api as App, moduleDeps);
     await manufacturerRoutes(api as App, moduleDeps);
@@ -252,6 +254,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await shipmentRoutes(api as App, moduleDeps);
     await carrierWebhookRoutes(api as App, moduleDeps);
     await webhookRoutes(api as App, moduleDeps);
+    await historyRoutes(api as App, moduleDeps);
+    await reportRoutes(api as App, moduleDeps);
   }, { prefix: API_PREFIX });
 
   return app;

@@ -726,4 +726,31 @@ export interface DB {
   outbox_events: OutboxEventsTable;
   idempotency_keys: IdempotencyKeysTable;
   schema_migrations: SchemaMigrationsTable;
+  user_mfa: UserMfaTable;
+  user_recovery_codes: UserRecoveryCodesTable;
+  trusted_devices: TrustedDevicesTable;
+}
+
+export interface UserMfaTable {
+  user_id: string;
+  secret_sealed: string;
+  enabled_at: Date | null;
+  last_otp_step: number | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface UserRecoveryCodesTable {
+  user_id: string;
+  code_hash: string;
+}
+
+export interface TrustedDevicesTable {
+  id: Generated<string>;
+  user_id: string;
+  name: string;
+  token_hash: string;
+  created_at: CreatedAt;
+  last_used_at: Date | null;
+  expires_at: Date;
 }

@@ -15,6 +15,11 @@ export function Nullable<T extends TSchema>(schema: T) {
   return Type.Unsafe<Static<T> | null>({ ...schema, nullable: true });
 }
 
+/** An enum or null (OpenAPI 3.0: nullable with a type; null among the values, as Ajv needs). */
+export function NullableEnum<const V extends string>(values: readonly V[]) {
+  return Type.Unsafe<V | null>({ type: 'string', enum: [...values, null], nullable: true });
+}
+
 // PostgreSQL text cannot hold NUL; refusing it in the schema names the field instead of failing in the database.
 const NO_NUL = '^[^\\u0000]*$';
 const NOT_BLANK = '^(?=[\\s\\S]*\\S)[^\\u0000]*$';

@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
 import type { DB } from '../db/schema.ts';
 import type { DocumentStore } from '../modules/documents/storage.ts';
+import type { CounterStore } from './rate-limit.ts';
 
 /** The Fastify instance every module registers its routes on. */
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -15,4 +16,6 @@ export interface ModuleDeps {
   config: Config;
   /** Where document files are kept (src/modules/documents/storage.ts); storeDocument takes it. */
   documents: DocumentStore;
+  /** The app's request counters (memory, or Redis shared by every instance): limits that must hold across instances. */
+  counters: CounterStore;
 }

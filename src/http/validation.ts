@@ -62,7 +62,14 @@ export async function checkResponseShape(request: FastifyRequest, reply: Fastify
   const schemas = request.routeOptions.schema?.response as Record<string, object> | undefined;
   if (!schemas || reply.statusCode === 500) return payload;
   const status = reply.statusCode;
-  const schema = schemas[status] ?? schemas[`${Math.floor(status / 100)}xx`];
+  let schema = schemas[status] ?? schemas[`${Math.floor(status / 100)}xx`];
+  // A route that answers in several types (JSON or CSV, a file): the JSON answer is checked against its JSON schema.
+  const byType = (schema as { content?: Record<string, { schema: object }> } | undefined)?.content;
+  if (byType) {
+    const type = String(reply.getHeader('content-type') ?? '').split(';')[0]!.trim();
+    if (type !== 'application/json') return payload;
+    schema = byType[type]?.schema;
+  }
   let problem: string | null = null;
   if (!schema) {
     problem = `no response schema for status ${status}`;

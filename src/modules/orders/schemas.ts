@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { pageParams } from '../../http/pagination.ts';
-import { Closed, Nullable, Text, Timestamp, Uuid } from '../../http/schemas.ts';
+import { Closed, Nullable, NullableEnum, Text, Timestamp, Uuid } from '../../http/schemas.ts';
 import { Document } from '../documents/schemas.ts';
 
 export const ORDER_STATUSES = ['entered', 'selected', 'released', 'partial', 'shipped', 'billed', 'closed', 'cancelled'] as const;
@@ -16,10 +16,6 @@ const NullableText = Nullable(Type.String());
 const NullableUuid = Nullable(Uuid);
 const NullableTime = Nullable(Timestamp);
 const Money = Nullable(Type.Number());
-/** An enum or null (OpenAPI 3.0: nullable with a type; null among the values, as Ajv needs). */
-function NullableEnum<const V extends string>(values: readonly V[]) {
-  return Type.Unsafe<V | null>({ type: 'string', enum: [...values, null], nullable: true });
-}
 const RequestDate = Type.String({ format: 'date', description: 'YYYY-MM-DD' });
 
 export const Order = Closed({

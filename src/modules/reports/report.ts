@@ -1,0 +1,67 @@
+// One report: its query, its row and totals shapes, and the SQL that computes it. routes.ts serves each at
+// GET /reports/{name} as JSON or CSV.
+import type { Kysely } from 'kysely';
+import { Type, type TObject, type TProperties, type TSchema } from 'typebox';
+import type { DB } from '../../db/schema.ts';
+import type { Page } from '../../http/pagination.ts';
+import { Closed, Nullable, Timestamp } from '../../http/schemas.ts';
+import type { Period } from './period.ts';
+
+export interface ReportInput {
+  query: Record<string, unknown>;
+  /** Null for reports of the present state (valuation, stock status). */
+  period: Period | null;
+  manufacturerId: string | null;
+  page: Page;
+}
+
+export interface ReportResult {
+  rows: Record<string, unknown>[];
+  /** Rows in the whole report, not the page. */
+  total: number;
+  totals: Record<string, unknown>;
+  /** The CSV's columns, in order. */
+  columns: readonly string[];
+}
+
+export interface Report {
+  name: string;
+  summary: string;
+  description: string;
+  periodic: boolean;
+  defaultPerPage: number;
+  /** Query parameters beyond period, manufacturer and paging. */
+  params?: TProperties;
+  row: TSchema;
+  totals: TObject;
+  run(db: Kysely<DB>, input: ReportInput): Promise<ReportResult>;
+}
+
+export const columnsOf = (row: TObject): string[] => Object.keys(row.properties);
+
+export function reportEnvelope(report: Report) {
+  return Closed({
+    data: Type.Array(report.row),
+    meta: Closed({
+      page: Type.Integer(),
+      per_page: Type.Integer(),
+      total_count: Type.Integer(),
+      total_pages: Type.Integer(),
+      from: Nullable(Type.String({ format: 'date' })),
+      to: Nullable(Type.String({ format: 'date' })),
+      manufacturer_id: Nullable(Type.String({ format: 'uuid' })),
+      generated_at: Timestamp,
+      totals: report.totals,
+    }),
+  });
+}
+
+/** Rows of a grouped report that are all computed at once (a group per partner, kind or day): the page of them. */
+export function pageOfRows<T>(rows: T[], page: Page): T[] {
+  return rows.slice(page.offset, page.offset + page.perPage);
+}
+
+/** A share as a fraction with 4 decimals, null when there is nothing to divide by. */
+export const ratio = (part: number, whole: number): number | null => (whole > 0 ? Math.round((part / whole) * 10_000) / 10_000 : null);
+
+export const sum = <T>(rows: T[], pick: (row: T) => number): number => rows.reduce((total, row) => total + pick(row), 0);

@@ -1,0 +1,55 @@
+import { Type } from 'typebox';
+import { actorOf } from '../../http/auth.ts';
+import { listResponse, pageOf } from '../../http/pagination.ts';
+import { CSV, csvOf, JSON_TYPE, preferredRepresentation, registerNegotiation, sendFile } from '../../http/representations.ts';
+import { Closed, ErrorEnvelope } from '../../http/schemas.ts';
+import type { App, ModuleDeps } from '../../http/types.ts';
+import { orderFulfillment, movements, receiving } from './activity.ts';
+import { knownManufacturer, periodOf, reportParams, requireWarehouseReader } from './period.ts';
+import { cycleCountAccuracy, exceptions } from './quality.ts';
+import { reportEnvelope, type Report } from './report.ts';
+import { statementRoutes } from './statement-routes.ts';
+import { inventoryValuation, stockStatus, velocity } from './stock.ts';
+
+const REPORTS: Report[] = [inventoryValuation, stockStatus, orderFulfillment, receiving, movements, cycleCountAccuracy, exceptions, velocity];
+
+export const CsvText = Type.String({ description: 'CSV with a header row (RFC 4180).' });
+
+const ACCESS = 'Permission history.view; a partner-scoped key gets 404. `Accept: text/csv` answers the same rows (the same page) as CSV.';
+
+export async function reportRoutes(app: App, deps: ModuleDeps) {
+  await registerNegotiation(app);
+  const { db } = deps;
+  for (const report of REPORTS) {
+    app.get(`/reports/${report.name}`, {
+      config: { permission: 'history.view' },
+      schema: {
+        tags: ['Reports'], summary: report.summary,
+        description: `${report.description}\n\n${report.periodic ? 'The period is UTC days from `from` to `to` (inclusive); from after to is 400. ' : ''}` +
+          `An unknown manufacturer is 422. ${ACCESS}`,
+        querystring: Closed(reportParams(report.periodic, report.defaultPerPage, report.params)),
+        response: {
+          200: { description: 'The page of rows, and the totals of the whole report in meta.', content: { [JSON_TYPE]: { schema: reportEnvelope(report) }, [CSV]: { schema: CsvText } } },
+          '4xx': ErrorEnvelope, '5xx': ErrorEnvelope,
+        },
+      },
+    }, async (request, reply) => {
+      requireWarehouseReader(actorOf(request));
+      const query = request.query as Record<string, unknown> & { from?: string; to?: string; manufacturer?: string; page?: number; per_page?: number };
+      const period = report.periodic ? periodOf(query) : null;
+      const manufacturerId = await knownManufacturer(db, query.manufacturer);
+      const page = pageOf(query, report.defaultPerPage);
+      const result = await report.run(db, { query, period, manufacturerId, page });
+      if (preferredRepresentation(request, [JSON_TYPE, CSV]) === CSV) {
+        const name = period ? `${report.name}-${period.from}-${period.to}-p${page.page}.csv` : `${report.name}-p${page.page}.csv`;
+        return sendFile(reply, CSV, name, csvOf(result.rows, result.columns));
+      }
+      const { meta } = listResponse(result.rows, result.total, page);
+      return reply.send({
+        data: result.rows,
+        meta: { ...meta, from: period?.from ?? null, to: period?.to ?? null, manufacturer_id: manufacturerId, generated_at: new Date(), totals: result.totals },
+      });
+    });
+  }
+  await statementRoutes(app, deps);
+}

@@ -1,0 +1,179 @@
+// Reports of the stock as it stands: its value, its status by bin, and how fast it moves.
+import { sql } from 'kysely';
+import { Type } from 'typebox';
+import { Closed, Nullable, NullableEnum, Timestamp, Uuid } from '../../http/schemas.ts';
+import { columnsOf, type Report } from './report.ts';
+
+const partnerOf = (manufacturerId: string | null, column: string) =>
+  manufacturerId ? sql`and ${sql.ref(column)} = ${manufacturerId}` : sql``;
+
+const ItemValuation = Closed({
+  manufacturer_id: Uuid, manufacturer_code: Type.String(), manufacturer_name: Type.String(),
+  item_id: Uuid, item_number_display: Type.String(), description: Type.String(),
+  qty_on_hand: Type.Integer(), average_cost: Type.Number(), value: Type.Number({ description: 'qty_on_hand × average_cost, rounded to cents.' }),
+});
+const PartnerValuation = Closed({
+  manufacturer_id: Uuid, manufacturer_code: Type.String(), manufacturer_name: Type.String(),
+  items: Type.Integer(), qty_on_hand: Type.Integer(), value: Type.Number(),
+});
+
+export const inventoryValuation: Report = {
+  name: 'inventory-valuation',
+  summary: 'Stock on hand at average cost, by supply partner and item',
+  description: 'Items with stock on hand (non-zero), valued at their average cost, ordered by partner code and item number. ' +
+    '`group_by=manufacturer` gives one row per partner instead. Totals cover the whole report.',
+  periodic: false,
+  defaultPerPage: 50,
+  params: { group_by: Type.Optional(Type.Enum(['item', 'manufacturer'], { default: 'item' })) },
+  row: Type.Union([ItemValuation, PartnerValuation]),
+  totals: Closed({ items: Type.Integer(), qty_on_hand: Type.Integer(), value: Type.Number() }),
+  async run(db, { query, manufacturerId, page }) {
+    const partner = partnerOf(manufacturerId, 'i.manufacturer_id');
+    const totals = sql<{ items: number; partners: number; qty_on_hand: number; value: number }>`
+      select count(*)::int items, count(distinct i.manufacturer_id)::int partners, coalesce(sum(i.qty_on_hand), 0)::float8 qty_on_hand,
+        coalesce(round(sum(i.qty_on_hand * i.average_cost), 2), 0)::float8 value
+      from items i where i.qty_on_hand <> 0 ${partner}`.execute(db);
+    const byPartner = query.group_by === 'manufacturer';
+    const rows = byPartner
+      ? sql<Record<string, unknown>>`
+          select m.id manufacturer_id, m.code manufacturer_code, m.name manufacturer_name, count(*)::int items,
+            sum(i.qty_on_hand)::float8 qty_on_hand, round(sum(i.qty_on_hand * i.average_cost), 2)::float8 value
+          from items i join manufacturers m on m.id = i.manufacturer_id
+          where i.qty_on_hand <> 0 ${partner}
+          group by m.id order by m.code limit ${page.perPage} offset ${page.offset}`.execute(db)
+      : sql<Record<string, unknown>>`
+          select m.id manufacturer_id, m.code manufacturer_code, m.name manufacturer_name, i.id item_id, i.item_number_display,
+            i.description, i.qty_on_hand, i.average_cost::float8 average_cost, round(i.qty_on_hand * i.average_cost, 2)::float8 value
+          from items i join manufacturers m on m.id = i.manufacturer_id
+          where i.qty_on_hand <> 0 ${partner}
+          order by m.code, i.item_number_normalized, i.id limit ${page.perPage} offset ${page.offset}`.execute(db);
+    const [{ rows: [sums] }, { rows: page_ }] = await Promise.all([totals, rows]);
+    return {
+      rows: page_,
+      total: byPartner ? sums!.partners : sums!.items,
+      totals: { items: sums!.items, qty_on_hand: sums!.qty_on_hand, value: sums!.value },
+      columns: columnsOf(byPartner ? PartnerValuation : ItemValuation),
+    };
+  },
+};
+
+const StockStatusRow = Closed({
+  item_id: Uuid, item_number_display: Type.String(), description: Type.String(), item_status: Type.String(),
+  manufacturer_id: Uuid, manufacturer_code: Type.String(),
+  location_id: Nullable(Uuid), location_code: Nullable(Type.String()),
+  inventory_status: NullableEnum(['available', 'quarantine']),
+  bin_qty: Type.Integer({ description: 'Units in this bin (0 for an item without bins).' }),
+  qty_on_hand: Type.Integer(), qty_committed: Type.Integer(), qty_available: Type.Integer(), reorder_level: Type.Integer(),
+  below_reorder: Type.Boolean({ description: 'reorder_level > 0 and qty_available < reorder_level.' }),
+}, { description: 'One row per bin of an item (one row with location null for an item without bins); the item\'s totals repeat on each.' });
+
+export const stockStatus: Report = {
+  name: 'stock-status',
+  summary: 'On hand, committed and available by item and bin, with reorder status',
+  description: 'Every item with its bins (quarantine bins included, marked so), ordered by item number and location code. ' +
+    '`below_reorder=1` keeps the items whose available stock is under their reorder level.',
+  periodic: false,
+  defaultPerPage: 50,
+  params: { below_reorder: Type.Optional(Type.Enum(['0', '1'])) },
+  row: StockStatusRow,
+  totals: Closed({
+    items: Type.Integer(), bins: Type.Integer(), qty_on_hand: Type.Integer(), qty_committed: Type.Integer(),
+    qty_available: Type.Integer(), qty_quarantined: Type.Integer(), items_below_reorder: Type.Integer(),
+  }),
+  async run(db, { query, manufacturerId, page }) {
+    const filter = sql`${partnerOf(manufacturerId, 'i.manufacturer_id')}
+      ${query.below_reorder === '1' ? sql`and i.reorder_level > 0 and i.qty_available < i.reorder_level` : sql``}`;
+    const [{ rows: [items] }, { rows: [bins] }, { rows }] = await Promise.all([
+      sql<{ items: number; qty_on_hand: number; qty_committed: number; qty_available: number; items_below_reorder: number }>`
+        select count(*)::int items, coalesce(sum(i.qty_on_hand), 0)::float8 qty_on_hand, coalesce(sum(i.qty_committed), 0)::float8 qty_committed,
+          coalesce(sum(i.qty_available), 0)::float8 qty_available,
+          (count(*) filter (where i.reorder_level > 0 and i.qty_available < i.reorder_level))::int items_below_reorder
+        from items i where true ${filter}`.execute(db),
+      sql<{ rows: number; bins: number; qty_quarantined: number }>`
+        select count(*)::int rows, count(b.id)::int bins,
+          coalesce(sum(b.qty_on_hand) filter (where b.inventory_status = 'quarantine'), 0)::float8 qty_quarantined
+        from items i left join item_locations b on b.item_id = i.id where true ${filter}`.execute(db),
+      sql<Record<string, unknown>>`
+        select i.id item_id, i.item_number_display, i.description, i.status item_status, i.manufacturer_id, m.code manufacturer_code,
+          loc.id location_id, loc.location_code, b.inventory_status, coalesce(b.qty_on_hand, 0) bin_qty,
+          i.qty_on_hand, i.qty_committed, i.qty_available, i.reorder_level,
+          (i.reorder_level > 0 and i.qty_available < i.reorder_level) below_reorder
+        from items i join manufacturers m on m.id = i.manufacturer_id
+          left join item_locations b on b.item_id = i.id left join locations loc on loc.id = b.location_id
+        where true ${filter}
+        order by i.item_number_normalized, i.id, loc.location_code limit ${page.perPage} offset ${page.offset}`.execute(db),
+    ]);
+    return {
+      rows,
+      total: bins!.rows,
+      totals: { ...items!, bins: bins!.bins, qty_quarantined: bins!.qty_quarantined },
+      columns: columnsOf(StockStatusRow),
+    };
+  },
+};
+
+const BUCKETS = ['fast', 'slow', 'dead'] as const;
+const FAST_SHARE = 0.8;
+
+const VelocityRow = Closed({
+  item_id: Uuid, item_number_display: Type.String(), description: Type.String(), manufacturer_id: Uuid, manufacturer_code: Type.String(),
+  bucket: Type.Enum(BUCKETS),
+  units_shipped: Type.Integer(), shipments: Type.Integer(), last_shipped_at: Nullable(Timestamp), qty_on_hand: Type.Integer(),
+  days_of_supply: Nullable(Type.Number({ description: 'qty_on_hand at the period\'s daily rate of shipping; null when nothing shipped.' })),
+});
+const BucketTotals = Closed({ items: Type.Integer(), units_shipped: Type.Integer(), qty_on_hand: Type.Integer(), value_on_hand: Type.Number() });
+
+export const velocity: Report = {
+  name: 'velocity',
+  summary: 'Fast, slow and dead stock by units shipped in the period',
+  description: `Items ranked by units shipped in the period. fast: the best sellers that together shipped ${FAST_SHARE * 100}% of the units; ` +
+    'slow: the other items that shipped; dead: stock on hand that did not ship at all. Ordered fast, slow, dead, then by units ' +
+    'shipped (most first) and item number. `bucket=` keeps one bucket.',
+  periodic: true,
+  defaultPerPage: 50,
+  params: { bucket: Type.Optional(Type.Enum(BUCKETS)) },
+  row: VelocityRow,
+  totals: Closed({ fast: BucketTotals, slow: BucketTotals, dead: BucketTotals }),
+  async run(db, { query, period, manufacturerId, page }) {
+    const { start, end } = period!;
+    const days = (end.getTime() - start.getTime()) / 86_400_000;
+    const classified = sql`
+      with shipped as (
+        select mv.item_id, (-sum(mv.quantity))::int units, count(*)::int shipments, max(mv.performed_at) last_shipped_at
+        from inventory_movements mv
+        where mv.movement_type = 'shipment' and mv.performed_at >= ${start} and mv.performed_at < ${end} ${partnerOf(manufacturerId, 'mv.manufacturer_id')}
+        group by mv.item_id),
+      ranked as (
+        select s.*, sum(s.units) over (order by s.units desc, s.item_id rows unbounded preceding) - s.units shipped_before,
+          sum(s.units) over () all_units
+        from shipped s),
+      classified as (
+        select i.id item_id, i.item_number_display, i.item_number_normalized, i.description, i.manufacturer_id, i.qty_on_hand, i.average_cost,
+          coalesce(r.units, 0) units_shipped, coalesce(r.shipments, 0) shipments, r.last_shipped_at,
+          case when r.item_id is null then 'dead' when r.shipped_before < ${FAST_SHARE}::numeric * r.all_units then 'fast' else 'slow' end bucket
+        from items i left join ranked r on r.item_id = i.id
+        where (r.item_id is not null or i.qty_on_hand > 0) ${partnerOf(manufacturerId, 'i.manufacturer_id')})`;
+    const bucket = query.bucket ? sql`where c.bucket = ${query.bucket}` : sql``;
+    const [{ rows: buckets }, { rows }] = await Promise.all([
+      sql<{ bucket: (typeof BUCKETS)[number]; items: number; units_shipped: number; qty_on_hand: number; value_on_hand: number }>`
+        ${classified}
+        select c.bucket, count(*)::int items, sum(c.units_shipped)::float8 units_shipped, sum(c.qty_on_hand)::float8 qty_on_hand,
+          round(sum(c.qty_on_hand * c.average_cost), 2)::float8 value_on_hand
+        from classified c group by c.bucket`.execute(db),
+      sql<Record<string, unknown>>`
+        ${classified}
+        select c.item_id, c.item_number_display, c.description, c.manufacturer_id, m.code manufacturer_code, c.bucket, c.units_shipped,
+          c.shipments, c.last_shipped_at, c.qty_on_hand,
+          case when c.units_shipped > 0 then round(c.qty_on_hand / (c.units_shipped / ${days}::numeric), 1)::float8 end days_of_supply
+        from classified c join manufacturers m on m.id = c.manufacturer_id ${bucket}
+        order by array_position(array['fast', 'slow', 'dead'], c.bucket), c.units_shipped desc, c.item_number_normalized, c.item_id
+        limit ${page.perPage} offset ${page.offset}`.execute(db),
+    ]);
+    const totals = Object.fromEntries(BUCKETS.map((name) => {
+      const found = buckets.find((row) => row.bucket === name);
+      return [name, { items: found?.items ?? 0, units_shipped: found?.units_shipped ?? 0, qty_on_hand: found?.qty_on_hand ?? 0, value_on_hand: found?.value_on_hand ?? 0 }];
+    }));
+    const total = query.bucket ? totals[query.bucket as string]!.items : buckets.reduce((n, row) => n + row.items, 0);
+    return { rows, total, totals, columns: columnsOf(VelocityRow) };
+  },
+};
