@@ -35,7 +35,8 @@ before(async () => {
   items.empty = await createItem(t, floor.partner, 'PK-EMPTY');
   items.other = await stockedItem(floor, 7, floor.otherPartner);
   // Average costs are a fixture here (receiving sets them; the receiving report below checks that path).
-  for (const [name, cost] of [['fast', 2.5], ['slow', 10], ['dead', 1.25], ['other', 3]] as const) {
+  // `other` keeps no cost: it is valued at 0 and counted in items_without_cost.
+  for (const [name, cost] of [['fast', 2.5], ['slow', 10], ['dead', 1.25]] as const) {
     await t.db.updateTable('items').set({ average_cost: cost }).where('id', '=', items[name]!).execute();
   }
   await t.db.updateTable('items').set({ reorder_level: 12 }).where('id', '=', items.slow!).execute();
@@ -96,8 +97,9 @@ describe('stock reports', () => {
     assert.deepEqual(answer.data.map((r: any) => [r.item_id, r.qty_on_hand, r.value]).sort(), stored.map((r) => [r.id, r.qty_on_hand, value(r)]).sort());
     assert.deepEqual(answer.meta.totals, {
       items: stored.length, qty_on_hand: stored.reduce((n, r) => n + r.qty_on_hand, 0),
-      value: Math.round(stored.reduce((n, r) => n + value(r), 0) * 100) / 100,
+      value: Math.round(stored.reduce((n, r) => n + value(r), 0) * 100) / 100, items_without_cost: stored.filter((r) => r.average_cost === null).length,
     });
+    assert.equal(answer.meta.totals.items_without_cost, 1);
     assert.equal(answer.meta.total_count, stored.length);
     assert.deepEqual(answer.data.map((r: any) => r.manufacturer_code), [...answer.data.map((r: any) => r.manufacturer_code)].sort());
 

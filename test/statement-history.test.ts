@@ -150,6 +150,12 @@ describe('history', () => {
     assert.deepEqual((await history(missing)).body.data, []);
   });
 
+  test('the trails of users and keys are for administrators (403 for other history readers)', async () => {
+    const admin = await t.db.selectFrom('users').select('id').where('name', '=', 'admin').executeTakeFirstOrThrow();
+    expectError(await history(`entity_type=user&entity_id=${admin.id}`, keys.office), 403, 'forbidden');
+    assert.equal((await history(`entity_type=user&entity_id=${admin.id}`)).status, 200);
+  });
+
   test('history.view is needed; entity_type and entity_id are required and checked', async () => {
     expectError(await history(`entity_type=item&entity_id=${items.a}`, keys.warehouse), 403, 'forbidden');
     expectError(await history(`entity_type=item`), 400, 'bad_request');

@@ -27,7 +27,9 @@ export function csvOf(rows: readonly Record<string, unknown>[], columns: readonl
     const value = row[column];
     if (value === null || value === undefined) return '';
     if (value instanceof Date) return value.toISOString();
-    return typeof value === 'object' ? JSON.stringify(value) : value;
+    const text = typeof value === 'object' ? JSON.stringify(value) : value;
+    // A text cell a spreadsheet would run as a formula (a partner's description, a reason) is quoted with a leading '.
+    return typeof text === 'string' && /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
   })), { header: true, columns: [...columns], bom: false });
 }
 

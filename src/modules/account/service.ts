@@ -54,16 +54,20 @@ async function lockEnabledMfa(tx: Transaction<DB>, userId: string): Promise<Mfa>
 
 /**
  * Work that a code must unlock, in one transaction: refused while the account is locked out; a wrong code rolls the
- * work back and counts against the account (in the shared counters, so across instances).
+ * work back and counts against the account (in the shared counters, so across instances). The check and the count
+ * happen while the account's MFA row is locked, so parallel guesses are counted one after another, never all let in.
  */
 async function withCode<T>({ db, counters }: Deps, userId: string, work: (tx: Transaction<DB>) => Promise<T>): Promise<T> {
-  await refuseWhenLockedOut(counters, userId);
-  try {
-    return await inTransaction(db, work);
-  } catch (error) {
-    if (isWrongCode(error)) await countWrongCode(counters, userId);
-    throw error;
-  }
+  return inTransaction(db, async (tx) => {
+    await lockMfa(tx, userId);
+    await refuseWhenLockedOut(counters, userId);
+    try {
+      return await work(tx);
+    } catch (error) {
+      if (isWrongCode(error)) await countWrongCode(counters, userId);
+      throw error;
+    }
+  });
 }
 
 /** Accepts a TOTP code of a step later than the last accepted one, and marks its step as used. */

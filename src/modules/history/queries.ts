@@ -2,8 +2,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-import { notFound } from '../../domain/errors.ts';
-import { inPartnerScope, type Actor } from '../../http/auth.ts';
+import { forbidden, notFound } from '../../domain/errors.ts';
+import { canAdminister, hasPermission, inPartnerScope, type Actor } from '../../http/auth.ts';
 import type { Page } from '../../http/pagination.ts';
 
 type Values = Record<string, unknown> | null;
@@ -21,11 +21,21 @@ export function changesBetween(before: unknown, after: unknown): Record<string, 
   return changes;
 }
 
+// The trails of users, keys and webhook endpoints are read by who administers them, not by every history reader.
+const GATES: Record<string, { may: (actor: Actor) => boolean; who: string }> = {
+  user: { may: canAdminister, who: 'administrators' },
+  api_key: { may: canAdminister, who: 'administrators' },
+  carrier_webhook: { may: canAdminister, who: 'administrators' },
+  webhook_subscription: { may: (actor) => hasPermission(actor, 'webhooks.manage'), who: 'keys with webhooks.manage' },
+};
+
 /**
  * A record's audit rows. A partner-scoped key sees the rows of its partner only, and a record with none of those is
  * 404 for it, whether the record is missing or another partner's.
  */
 export async function historyOf(db: Kysely<DB>, actor: Actor, entityType: string, entityId: string, page: Page) {
+  const gate = GATES[entityType];
+  if (gate && !gate.may(actor)) throw forbidden(`the history of ${entityType.replace(/_/g, ' ')} records is for ${gate.who}`);
   const query = inPartnerScope(db.selectFrom('history as h').where('h.entity_type', '=', entityType).where('h.entity_id', '=', entityId), actor, 'h.manufacturer_id');
   const [rows, total] = await Promise.all([
     query.leftJoin('users as u', 'u.id', 'h.user_id')

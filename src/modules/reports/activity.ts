@@ -3,10 +3,7 @@ import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { Closed, Nullable, Uuid } from '../../http/schemas.ts';
 import { MOVEMENT_TYPES } from '../inventory/schemas.ts';
-import { columnsOf, pageOfRows, ratio, sum, type Report } from './report.ts';
-
-const partnerOf = (manufacturerId: string | null, column: string) =>
-  manufacturerId ? sql`and ${sql.ref(column)} = ${manufacturerId}` : sql``;
+import { columnsOf, hours, pageOfRows, partnerOf, ratio, sum, type Report } from './report.ts';
 
 const Hours = (description: string) => Nullable(Type.Number({ description }));
 
@@ -31,8 +28,6 @@ interface FulfillmentGroup {
   units_requested: number; units_shipped: number; lines_complete: number;
   avg_hours: number | null; median_hours: number | null;
 }
-
-const hours = (value: number | null) => (value === null ? null : Math.round(value * 100) / 100);
 
 export const orderFulfillment: Report = {
   name: 'order-fulfillment',

@@ -2,10 +2,7 @@
 import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { Closed, Nullable, Uuid } from '../../http/schemas.ts';
-import { columnsOf, pageOfRows, ratio, sum, type Report } from './report.ts';
-
-const partnerOf = (manufacturerId: string | null, column: string) =>
-  manufacturerId ? sql`and ${sql.ref(column)} = ${manufacturerId}` : sql``;
+import { columnsOf, hours, pageOfRows, partnerOf, ratio, sum, type Report } from './report.ts';
 
 const accuracyCounts = {
   lines_counted: Type.Integer({ description: 'Count lines counted in the period (batches not cancelled).' }),
@@ -80,8 +77,7 @@ export const exceptions: Report = {
       order by array_position(array['short_pick', 'mispick', 'quality'], e.kind), array_position(array['open', 'reviewed', 'superseded'], e.status)`.execute(db);
     const shape = (row: (typeof rows)[number]) => ({
       exceptions: row.exceptions, units_short: row.units_short, reviewed: row.reviewed,
-      avg_hours_to_review: row.avg_hours === null ? null : Math.round(row.avg_hours * 100) / 100,
-      median_hours_to_review: row.median_hours === null ? null : Math.round(row.median_hours * 100) / 100,
+      avg_hours_to_review: hours(row.avg_hours), median_hours_to_review: hours(row.median_hours),
     });
     const groups = rows.filter((row) => row.kind !== null);
     const overall = rows.find((row) => row.kind === null);

@@ -1,6 +1,6 @@
 // One report: its query, its row and totals shapes, and the SQL that computes it. routes.ts serves each at
 // GET /reports/{name} as JSON or CSV.
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { Type, type TObject, type TProperties, type TSchema } from 'typebox';
 import type { DB } from '../../db/schema.ts';
 import type { Page } from '../../http/pagination.ts';
@@ -65,3 +65,15 @@ export function pageOfRows<T>(rows: T[], page: Page): T[] {
 export const ratio = (part: number, whole: number): number | null => (whole > 0 ? Math.round((part / whole) * 10_000) / 10_000 : null);
 
 export const sum = <T>(rows: T[], pick: (row: T) => number): number => rows.reduce((total, row) => total + pick(row), 0);
+
+/** The `manufacturer` filter as a condition on the given column (nothing when the report covers every partner). */
+export const partnerOf = (manufacturerId: string | null, column: string) =>
+  manufacturerId ? sql`and ${sql.ref(column)} = ${manufacturerId}` : sql``;
+
+/** Hours with 2 decimals (null stays null). */
+export const hours = (value: number | null): number | null => (value === null ? null : Math.round(value * 100) / 100);
+
+/** A report's statements all read one snapshot, so its rows, counts and totals agree even while the warehouse writes. */
+export function inOneSnapshot<T>(db: Kysely<DB>, read: (tx: Kysely<DB>) => Promise<T>): Promise<T> {
+  return db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(read);
+}

@@ -1,19 +1,16 @@
-import { Type } from 'typebox';
 import { actorOf } from '../../http/auth.ts';
 import { listResponse, pageOf } from '../../http/pagination.ts';
 import { CSV, csvOf, JSON_TYPE, preferredRepresentation, registerNegotiation, sendFile } from '../../http/representations.ts';
 import { Closed, ErrorEnvelope } from '../../http/schemas.ts';
 import type { App, ModuleDeps } from '../../http/types.ts';
 import { orderFulfillment, movements, receiving } from './activity.ts';
-import { knownManufacturer, periodOf, reportParams, requireWarehouseReader } from './period.ts';
+import { CsvText, knownManufacturer, periodOf, reportParams, requireWarehouseReader } from './period.ts';
 import { cycleCountAccuracy, exceptions } from './quality.ts';
-import { reportEnvelope, type Report } from './report.ts';
+import { inOneSnapshot, reportEnvelope, type Report } from './report.ts';
 import { statementRoutes } from './statement-routes.ts';
 import { inventoryValuation, stockStatus, velocity } from './stock.ts';
 
 const REPORTS: Report[] = [inventoryValuation, stockStatus, orderFulfillment, receiving, movements, cycleCountAccuracy, exceptions, velocity];
-
-export const CsvText = Type.String({ description: 'CSV with a header row (RFC 4180).' });
 
 const ACCESS = 'Permission history.view; a partner-scoped key gets 404. `Accept: text/csv` answers the same rows (the same page) as CSV.';
 
@@ -39,7 +36,7 @@ export async function reportRoutes(app: App, deps: ModuleDeps) {
       const period = report.periodic ? periodOf(query) : null;
       const manufacturerId = await knownManufacturer(db, query.manufacturer);
       const page = pageOf(query, report.defaultPerPage);
-      const result = await report.run(db, { query, period, manufacturerId, page });
+      const result = await inOneSnapshot(db, (tx) => report.run(tx, { query, period, manufacturerId, page }));
       if (preferredRepresentation(request, [JSON_TYPE, CSV]) === CSV) {
         const name = period ? `${report.name}-${period.from}-${period.to}-p${page.page}.csv` : `${report.name}-p${page.page}.csv`;
         return sendFile(reply, CSV, name, csvOf(result.rows, result.columns));

@@ -6,7 +6,8 @@ import { CSV, csvOf, JSON_TYPE, PDF, preferredRepresentation, sendFile } from '.
 import { Closed, ErrorEnvelope, Nullable, PageMeta, Timestamp, Uuid } from '../../http/schemas.ts';
 import type { App, ModuleDeps } from '../../http/types.ts';
 import { MOVEMENT_TYPES } from '../inventory/schemas.ts';
-import { periodOf, periodParams } from './period.ts';
+import { CsvText, periodOf, periodParams } from './period.ts';
+import { inOneSnapshot } from './report.ts';
 import { statementOf, type Statement } from './statement.ts';
 import { renderStatement } from './statement-pdf.ts';
 
@@ -74,7 +75,7 @@ export async function statementRoutes(app: App, { db }: ModuleDeps) {
           description: 'The statement.',
           content: {
             [JSON_TYPE]: { schema: Closed({ data: StatementBody, meta: PageMeta }) },
-            [CSV]: { schema: Type.String() },
+            [CSV]: { schema: CsvText },
             [PDF]: { schema: Type.String({ format: 'binary' }) },
           },
         },
@@ -84,7 +85,7 @@ export async function statementRoutes(app: App, { db }: ModuleDeps) {
   }, async (request, reply) => {
     const period = periodOf(request.query);
     const page = pageOf(request.query, DEFAULT_PER_PAGE);
-    const { statement, total } = await statementOf(db, actorOf(request), request.params.id, period, page);
+    const { statement, total } = await inOneSnapshot(db, (tx) => statementOf(tx, actorOf(request), request.params.id, period, page));
     const { meta } = listResponse(statement.items, total, page);
     const fileName = `statement-${statement.manufacturer.code}-${period.from}-${period.to}${meta.total_pages > 1 ? `-p${page.page}` : ''}`;
     switch (preferredRepresentation(request, [JSON_TYPE, CSV, PDF])) {

@@ -2,15 +2,13 @@
 import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { Closed, Nullable, NullableEnum, Timestamp, Uuid } from '../../http/schemas.ts';
-import { columnsOf, type Report } from './report.ts';
-
-const partnerOf = (manufacturerId: string | null, column: string) =>
-  manufacturerId ? sql`and ${sql.ref(column)} = ${manufacturerId}` : sql``;
+import { columnsOf, partnerOf, type Report } from './report.ts';
 
 const ItemValuation = Closed({
   manufacturer_id: Uuid, manufacturer_code: Type.String(), manufacturer_name: Type.String(),
   item_id: Uuid, item_number_display: Type.String(), description: Type.String(),
-  qty_on_hand: Type.Integer(), average_cost: Type.Number(), value: Type.Number({ description: 'qty_on_hand × average_cost, rounded to cents.' }),
+  qty_on_hand: Type.Integer(), average_cost: Nullable(Type.Number({ description: 'Null when no cost was ever received.' })),
+  value: Type.Number({ description: 'qty_on_hand × average_cost, rounded to cents (0 without a cost).' }),
 });
 const PartnerValuation = Closed({
   manufacturer_id: Uuid, manufacturer_code: Type.String(), manufacturer_name: Type.String(),
@@ -26,24 +24,24 @@ export const inventoryValuation: Report = {
   defaultPerPage: 50,
   params: { group_by: Type.Optional(Type.Enum(['item', 'manufacturer'], { default: 'item' })) },
   row: Type.Union([ItemValuation, PartnerValuation]),
-  totals: Closed({ items: Type.Integer(), qty_on_hand: Type.Integer(), value: Type.Number() }),
+  totals: Closed({ items: Type.Integer(), qty_on_hand: Type.Integer(), value: Type.Number(), items_without_cost: Type.Integer({ description: 'Items valued at 0: no cost known.' }) }),
   async run(db, { query, manufacturerId, page }) {
     const partner = partnerOf(manufacturerId, 'i.manufacturer_id');
-    const totals = sql<{ items: number; partners: number; qty_on_hand: number; value: number }>`
+    const totals = sql<{ items: number; partners: number; qty_on_hand: number; value: number; items_without_cost: number }>`
       select count(*)::int items, count(distinct i.manufacturer_id)::int partners, coalesce(sum(i.qty_on_hand), 0)::float8 qty_on_hand,
-        coalesce(round(sum(i.qty_on_hand * i.average_cost), 2), 0)::float8 value
+        coalesce(round(sum(i.qty_on_hand * i.average_cost), 2), 0)::float8 value, (count(*) filter (where i.average_cost is null))::int items_without_cost
       from items i where i.qty_on_hand <> 0 ${partner}`.execute(db);
     const byPartner = query.group_by === 'manufacturer';
     const rows = byPartner
       ? sql<Record<string, unknown>>`
           select m.id manufacturer_id, m.code manufacturer_code, m.name manufacturer_name, count(*)::int items,
-            sum(i.qty_on_hand)::float8 qty_on_hand, round(sum(i.qty_on_hand * i.average_cost), 2)::float8 value
+            sum(i.qty_on_hand)::float8 qty_on_hand, coalesce(round(sum(i.qty_on_hand * i.average_cost), 2), 0)::float8 value
           from items i join manufacturers m on m.id = i.manufacturer_id
           where i.qty_on_hand <> 0 ${partner}
           group by m.id order by m.code limit ${page.perPage} offset ${page.offset}`.execute(db)
       : sql<Record<string, unknown>>`
           select m.id manufacturer_id, m.code manufacturer_code, m.name manufacturer_name, i.id item_id, i.item_number_display,
-            i.description, i.qty_on_hand, i.average_cost::float8 average_cost, round(i.qty_on_hand * i.average_cost, 2)::float8 value
+            i.description, i.qty_on_hand, i.average_cost::float8 average_cost, coalesce(round(i.qty_on_hand * i.average_cost, 2), 0)::float8 value
           from items i join manufacturers m on m.id = i.manufacturer_id
           where i.qty_on_hand <> 0 ${partner}
           order by m.code, i.item_number_normalized, i.id limit ${page.perPage} offset ${page.offset}`.execute(db);
@@ -51,7 +49,7 @@ export const inventoryValuation: Report = {
     return {
       rows: page_,
       total: byPartner ? sums!.partners : sums!.items,
-      totals: { items: sums!.items, qty_on_hand: sums!.qty_on_hand, value: sums!.value },
+      totals: { items: sums!.items, qty_on_hand: sums!.qty_on_hand, value: sums!.value, items_without_cost: sums!.items_without_cost },
       columns: columnsOf(byPartner ? PartnerValuation : ItemValuation),
     };
   },
@@ -81,18 +79,19 @@ export const stockStatus: Report = {
     qty_available: Type.Integer(), qty_quarantined: Type.Integer(), items_below_reorder: Type.Integer(),
   }),
   async run(db, { query, manufacturerId, page }) {
-    const filter = sql`${partnerOf(manufacturerId, 'i.manufacturer_id')}
-      ${query.below_reorder === '1' ? sql`and i.reorder_level > 0 and i.qty_available < i.reorder_level` : sql``}`;
+    // Totals read item_stock_state (the narrow, trigger-kept copy of the items' stock columns), not the wide items rows.
+    const filterOn = (alias: string) => sql`${partnerOf(manufacturerId, `${alias}.manufacturer_id`)}
+      ${query.below_reorder === '1' ? sql`and ${sql.ref(`${alias}.reorder_level`)} > 0 and ${sql.ref(`${alias}.qty_available`)} < ${sql.ref(`${alias}.reorder_level`)}` : sql``}`;
     const [{ rows: [items] }, { rows: [bins] }, { rows }] = await Promise.all([
       sql<{ items: number; qty_on_hand: number; qty_committed: number; qty_available: number; items_below_reorder: number }>`
-        select count(*)::int items, coalesce(sum(i.qty_on_hand), 0)::float8 qty_on_hand, coalesce(sum(i.qty_committed), 0)::float8 qty_committed,
-          coalesce(sum(i.qty_available), 0)::float8 qty_available,
-          (count(*) filter (where i.reorder_level > 0 and i.qty_available < i.reorder_level))::int items_below_reorder
-        from items i where true ${filter}`.execute(db),
+        select count(*)::int items, coalesce(sum(s.qty_on_hand), 0)::float8 qty_on_hand,
+          coalesce(sum(s.qty_on_hand - s.qty_available), 0)::float8 qty_committed, coalesce(sum(s.qty_available), 0)::float8 qty_available,
+          (count(*) filter (where s.reorder_level > 0 and s.qty_available < s.reorder_level))::int items_below_reorder
+        from item_stock_state s where true ${filterOn('s')}`.execute(db),
       sql<{ rows: number; bins: number; qty_quarantined: number }>`
         select count(*)::int rows, count(b.id)::int bins,
           coalesce(sum(b.qty_on_hand) filter (where b.inventory_status = 'quarantine'), 0)::float8 qty_quarantined
-        from items i left join item_locations b on b.item_id = i.id where true ${filter}`.execute(db),
+        from item_stock_state s left join item_locations b on b.item_id = s.item_id where true ${filterOn('s')}`.execute(db),
       sql<Record<string, unknown>>`
         select i.id item_id, i.item_number_display, i.description, i.status item_status, i.manufacturer_id, m.code manufacturer_code,
           loc.id location_id, loc.location_code, b.inventory_status, coalesce(b.qty_on_hand, 0) bin_qty,
@@ -100,7 +99,7 @@ export const stockStatus: Report = {
           (i.reorder_level > 0 and i.qty_available < i.reorder_level) below_reorder
         from items i join manufacturers m on m.id = i.manufacturer_id
           left join item_locations b on b.item_id = i.id left join locations loc on loc.id = b.location_id
-        where true ${filter}
+        where true ${filterOn('i')}
         order by i.item_number_normalized, i.id, loc.location_code limit ${page.perPage} offset ${page.offset}`.execute(db),
     ]);
     return {
@@ -121,6 +120,7 @@ const VelocityRow = Closed({
   units_shipped: Type.Integer(), shipments: Type.Integer(), last_shipped_at: Nullable(Timestamp), qty_on_hand: Type.Integer(),
   days_of_supply: Nullable(Type.Number({ description: 'qty_on_hand at the period\'s daily rate of shipping; null when nothing shipped.' })),
 });
+interface BucketSums { bucket: (typeof BUCKETS)[number]; items: number; units_shipped: number; qty_on_hand: number; value_on_hand: number }
 const BucketTotals = Closed({ items: Type.Integer(), units_shipped: Type.Integer(), qty_on_hand: Type.Integer(), value_on_hand: Type.Number() });
 
 export const velocity: Report = {
@@ -147,28 +147,31 @@ export const velocity: Report = {
         select s.*, sum(s.units) over (order by s.units desc, s.item_id rows unbounded preceding) - s.units shipped_before,
           sum(s.units) over () all_units
         from shipped s),
-      classified as (
+      classified as materialized (
         select i.id item_id, i.item_number_display, i.item_number_normalized, i.description, i.manufacturer_id, i.qty_on_hand, i.average_cost,
           coalesce(r.units, 0) units_shipped, coalesce(r.shipments, 0) shipments, r.last_shipped_at,
           case when r.item_id is null then 'dead' when r.shipped_before < ${FAST_SHARE}::numeric * r.all_units then 'fast' else 'slow' end bucket
         from items i left join ranked r on r.item_id = i.id
         where (r.item_id is not null or i.qty_on_hand > 0) ${partnerOf(manufacturerId, 'i.manufacturer_id')})`;
     const bucket = query.bucket ? sql`where c.bucket = ${query.bucket}` : sql``;
-    const [{ rows: buckets }, { rows }] = await Promise.all([
-      sql<{ bucket: (typeof BUCKETS)[number]; items: number; units_shipped: number; qty_on_hand: number; value_on_hand: number }>`
-        ${classified}
+    // One statement: the classification (the costly part) is computed once for the totals and the page.
+    const { rows: [answer] } = await sql<{ buckets: BucketSums[] | null; rows: Record<string, unknown>[] | null }>`
+      ${classified},
+      buckets as (
         select c.bucket, count(*)::int items, sum(c.units_shipped)::float8 units_shipped, sum(c.qty_on_hand)::float8 qty_on_hand,
-          round(sum(c.qty_on_hand * c.average_cost), 2)::float8 value_on_hand
-        from classified c group by c.bucket`.execute(db),
-      sql<Record<string, unknown>>`
-        ${classified}
+          coalesce(round(sum(c.qty_on_hand * c.average_cost), 2), 0)::float8 value_on_hand
+        from classified c group by c.bucket),
+      page as (
         select c.item_id, c.item_number_display, c.description, c.manufacturer_id, m.code manufacturer_code, c.bucket, c.units_shipped,
-          c.shipments, c.last_shipped_at, c.qty_on_hand,
+          c.shipments, to_char(c.last_shipped_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') last_shipped_at, c.qty_on_hand,
           case when c.units_shipped > 0 then round(c.qty_on_hand / (c.units_shipped / ${days}::numeric), 1)::float8 end days_of_supply
         from classified c join manufacturers m on m.id = c.manufacturer_id ${bucket}
         order by array_position(array['fast', 'slow', 'dead'], c.bucket), c.units_shipped desc, c.item_number_normalized, c.item_id
-        limit ${page.perPage} offset ${page.offset}`.execute(db),
-    ]);
+        limit ${page.perPage} offset ${page.offset}),
+      numbered as (select row_number() over () n, p.* from page p)
+      select (select json_agg(b) from buckets b) buckets, (select json_agg(r order by r.n) from numbered r) rows`.execute(db);
+    const buckets = answer!.buckets ?? [];
+    const rows = (answer!.rows ?? []).map(({ n: _, ...row }) => row);
     const totals = Object.fromEntries(BUCKETS.map((name) => {
       const found = buckets.find((row) => row.bucket === name);
       return [name, { items: found?.items ?? 0, units_shipped: found?.units_shipped ?? 0, qty_on_hand: found?.qty_on_hand ?? 0, value_on_hand: found?.value_on_hand ?? 0 }];
