@@ -3,6 +3,7 @@
 // period, over a whole year; the slowest answers are held against the target.
 import { sql } from 'kysely';
 import { connectPostgres } from '../src/db/connect.ts';
+import { percentile } from './stats.ts';
 
 const CLIENTS = 2;
 const REQUESTS_PER_CLIENT = 15;
@@ -32,8 +33,6 @@ async function largestPartner(url: string): Promise<string> {
     await database.close();
   }
 }
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
 export async function measureReports(service: string, headers: Record<string, string>, databaseUrl: string): Promise<ReportRow[]> {
   const partner = await largestPartner(databaseUrl);

@@ -4,6 +4,7 @@
 import { createServer } from 'node:http';
 import { sql } from 'kysely';
 import { connectPostgres } from '../src/db/connect.ts';
+import { percentile } from './stats.ts';
 import { emit } from '../src/domain/events.ts';
 
 const EVENTS = 1000;
@@ -20,7 +21,6 @@ export interface WebhookRow {
   met: boolean;
 }
 
-const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))]!;
 
 /** `instances`: how many service instances run delivery workers against the database (the bench starts two). */
 export async function measureWebhooks(service: string, headers: Record<string, string>, databaseUrl: string, instances: number): Promise<WebhookRow[]> {

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { inflateSync } from 'node:zlib';
 import { test } from 'node:test';
 import bwipjs from 'bwip-js';
-import { pdfText, renderPackingList, type PackingListInput } from '../src/modules/documents/packing-list.ts';
+import { pdfText } from '../src/modules/documents/pdf.ts';
+import { renderPackingList, type PackingListInput } from '../src/modules/documents/packing-list.ts';
 
 function order(lineCount: number): PackingListInput {
   return {

@@ -16,4 +16,3 @@ create index orders_released_idx on orders (released_at) where released_at is no
 create index orders_shipped_idx on orders (shipped_at) where shipped_at is not null;
 create index pick_batches_shipped_idx on pick_batches (shipped_at) where shipped_at is not null;
 create index cycle_count_lines_counted_idx on cycle_count_lines (counted_at) where counted_at is not null;
-create index receiving_batches_received_date_idx on receiving_batches (received_date);

@@ -1,6 +1,6 @@
 // The packing list that travels in the box: order and release numbers, ship-to, carrier, the packed lines, and the
 // order number as a Code 128 barcode a dock scanner reads. Letter size, pdfkit's built-in Helvetica only.
-import type PDFDocumentClass from 'pdfkit';
+import { BODY_BOTTOM, BOLD, CONTENT_WIDTH, drawFooters, FONT, letterPdf, PAGE, pdfText, type Pdf } from './pdf.ts';
 
 export interface PackingListInput {
   order_number: number;
@@ -31,22 +31,11 @@ export interface PackingListInput {
   }>;
 }
 
-type Pdf = InstanceType<typeof PDFDocumentClass>;
 type BarcodeEncoder = (bcid: string, text: string) => Array<{ sbs?: number[] }>;
 
-// Loaded on the first packing list, not at start: most processes (and test files) never render one.
-let libraries: Promise<{ PDFDocument: typeof PDFDocumentClass; encode: BarcodeEncoder }> | null = null;
-const loadLibraries = () => (libraries ??= Promise.all([import('pdfkit'), import('bwip-js')]).then(([pdfkit, bwip]) => ({
-  PDFDocument: pdfkit.default,
-  encode: bwip.default.raw as unknown as BarcodeEncoder,
-})));
-
-const PAGE = { width: 612, height: 792, margin: 36 };
-const CONTENT_WIDTH = PAGE.width - 2 * PAGE.margin;
-const FOOTER_HEIGHT = 24;
-const BODY_BOTTOM = PAGE.height - PAGE.margin - FOOTER_HEIGHT;
-const FONT = 'Helvetica';
-const BOLD = 'Helvetica-Bold';
+// Loaded on the first packing list, not at start.
+let barcodes: Promise<BarcodeEncoder> | null = null;
+const loadBarcodes = () => (barcodes ??= import('bwip-js').then((bwip) => bwip.default.raw as unknown as BarcodeEncoder));
 
 const COLUMNS = [
   { title: 'Line', width: 34, align: 'right' },
@@ -59,24 +48,6 @@ const COLUMNS = [
 const CELL_PAD = 4;
 const ROW_FONT_SIZE = 9;
 const ROW_MAX_LINES = 2;
-
-// The standard fonts speak WinAnsi (Latin-1 plus a few signs): other characters lose their accents or become "?".
-const WIN_ANSI_EXTRA = new Set('€‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ');
-const inWinAnsi = (c: string) => {
-  const code = c.codePointAt(0)!;
-  return (code >= 0x20 && code <= 0x7e) || (code >= 0xa0 && code <= 0xff) || WIN_ANSI_EXTRA.has(c);
-};
-export function pdfText(text: string): string {
-  let out = '';
-  for (const c of text.replace(/[\t\r\n]+/g, ' ')) {
-    if (inWinAnsi(c)) out += c;
-    else {
-      const plain = c.normalize('NFKD').replace(/[\u0300-\u036f]/g, '');
-      out += plain && [...plain].every(inWinAnsi) ? plain : '?';
-    }
-  }
-  return out;
-}
 
 const formatQty = (qty: number) => qty.toLocaleString('en-US');
 const formatTime = (at: Date) => `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
@@ -185,32 +156,11 @@ function drawRow(doc: Pdf, cells: string[], y: number, height: number, shaded: b
   });
 }
 
-function drawFooters(doc: Pdf, input: PackingListInput) {
-  const { start, count } = doc.bufferedPageRange();
-  for (let i = start; i < start + count; i++) {
-    doc.switchToPage(i);
-    // Below the bottom margin: pdfkit would otherwise start a new page for the footer.
-    doc.page.margins.bottom = 0;
-    doc.font(FONT).fontSize(8).fillColor('#555555');
-    const y = PAGE.height - PAGE.margin - 10;
-    doc.text(`Order ${input.order_number} - ${pdfText(input.batch_number)}`, PAGE.margin, y, { lineBreak: false });
-    doc.text(`Page ${i - start + 1} of ${count}`, PAGE.margin, y, { width: CONTENT_WIDTH, align: 'right', lineBreak: false });
-  }
-}
-
 /** The packing list of one packed pick batch as a PDF. `compress: false` leaves the text readable in the bytes (tests). */
 export async function renderPackingList(input: PackingListInput, options: { compress?: boolean } = {}): Promise<Buffer> {
-  const { PDFDocument, encode } = await loadLibraries();
-  const doc = new PDFDocument({
-    size: 'LETTER', margin: PAGE.margin, bufferPages: true, compress: options.compress ?? true,
-    info: { Title: `Packing list - order ${input.order_number}`, Subject: pdfText(input.batch_number), Creator: 'Consignment WMS' },
-  });
-  const chunks: Buffer[] = [];
-  doc.on('data', (chunk: Buffer) => chunks.push(chunk));
-  const finished = new Promise<Buffer>((resolve, reject) => {
-    doc.on('end', () => resolve(Buffer.concat(chunks)));
-    doc.on('error', reject);
-  });
+  const encode = await loadBarcodes();
+  const { doc, bytes } = await letterPdf(
+    { Title: `Packing list - order ${input.order_number}`, Subject: pdfText(input.batch_number) }, { compress: options.compress ?? true });
 
   let y = drawTableHeader(doc, drawFirstHeader(doc, encode, input));
   input.lines.forEach((line, index) => {
@@ -235,7 +185,7 @@ export async function renderPackingList(input: PackingListInput, options: { comp
     .text(`${input.lines.length} line(s)   Total ordered ${formatQty(ordered)}   Total packed ${formatQty(packed)}`,
       PAGE.margin, y + 7, { width: CONTENT_WIDTH, align: 'right', lineBreak: false });
 
-  drawFooters(doc, input);
+  drawFooters(doc, `Order ${input.order_number} - ${pdfText(input.batch_number)}`);
   doc.end();
-  return finished;
+  return bytes;
 }

@@ -3,6 +3,7 @@ import { pageParams } from '../../http/pagination.ts';
 import { Closed, Label, Nullable, Timestamp, Uuid } from '../../http/schemas.ts';
 
 export const MOVEMENT_TYPES = ['receipt', 'shipment', 'adjustment', 'transfer', 'return', 'cycle_count_correction'] as const;
+export const INVENTORY_STATUSES = ['available', 'quarantine'] as const;
 export const ADJUSTMENT_TYPES = ['adjustment', 'cycle_count_correction'] as const;
 
 export const Movement = Closed({
@@ -16,7 +17,7 @@ export const Movement = Closed({
   movement_type: Type.Enum(MOVEMENT_TYPES),
   quantity: Type.Integer({ description: 'Signed change.' }),
   balance_after: Type.Integer({ description: 'The item\'s on-hand after this movement.' }),
-  inventory_status: Type.Enum(['available', 'quarantine'], {
+  inventory_status: Type.Enum(INVENTORY_STATUSES, {
     description: 'quarantine: units into or out of a quarantine bin (failed QC); they are not on hand, so balance_after repeats on-hand and ' +
       'on-hand is the sum of the available rows.',
   }),

@@ -1,9 +1,9 @@
 // Reports of what happened in a period: orders through the floor, receipts, and the ledger's movements by day.
 import { sql } from 'kysely';
 import { Type } from 'typebox';
-import { Closed, Nullable, Uuid } from '../../http/schemas.ts';
-import { MOVEMENT_TYPES } from '../inventory/schemas.ts';
-import { columnsOf, hours, pageOfRows, partnerOf, ratio, sum, type Report } from './report.ts';
+import { Closed, Nullable } from '../../http/schemas.ts';
+import { INVENTORY_STATUSES, MOVEMENT_TYPES } from '../inventory/schemas.ts';
+import { columnsOf, hours, pageOfRows, PartnerRow, partnerOf, ratio, sum, sumColumns, type Report } from './report.ts';
 
 const Hours = (description: string) => Nullable(Type.Number({ description }));
 
@@ -20,7 +20,7 @@ const fulfillmentCounts = {
   avg_hours_release_to_ship: Hours('Mean time from release to shipped of the orders shipped in the period.'),
   median_hours_release_to_ship: Hours('Median of the same.'),
 };
-const FulfillmentRow = Closed({ manufacturer_id: Uuid, manufacturer_code: Type.String(), manufacturer_name: Type.String(), ...fulfillmentCounts });
+const FulfillmentRow = PartnerRow(fulfillmentCounts);
 
 interface FulfillmentGroup {
   manufacturer_id: string | null;
@@ -75,14 +75,12 @@ export const orderFulfillment: Report = {
       fill_rate: ratio(group.units_shipped, group.units_requested), line_fill_rate: ratio(group.lines_complete, group.lines_shipped),
       avg_hours_release_to_ship: hours(group.avg_hours), median_hours_release_to_ship: hours(group.median_hours),
     });
-    const total = (pick: (row: FulfillmentGroup) => number) => sum(partners, pick);
     return {
       rows: pageOfRows(partners, page).map((row) => ({ manufacturer_id: row.manufacturer_id, manufacturer_code: row.manufacturer_code, manufacturer_name: row.manufacturer_name, ...shape(row) })),
       total: partners.length,
       totals: shape({
-        manufacturer_id: null, orders_entered: total((r) => r.orders_entered), orders_released: total((r) => r.orders_released),
-        orders_shipped: total((r) => r.orders_shipped), batches_shipped: total((r) => r.batches_shipped), lines_shipped: total((r) => r.lines_shipped),
-        units_requested: total((r) => r.units_requested), units_shipped: total((r) => r.units_shipped), lines_complete: total((r) => r.lines_complete),
+        manufacturer_id: null,
+        ...sumColumns(partners, ['orders_entered', 'orders_released', 'orders_shipped', 'batches_shipped', 'lines_shipped', 'units_requested', 'units_shipped', 'lines_complete']),
         avg_hours: overall?.avg_hours ?? null, median_hours: overall?.median_hours ?? null,
       }),
       columns: columnsOf(FulfillmentRow),
@@ -102,7 +100,7 @@ const receivingCounts = {
   units_failed: Type.Integer({ description: 'Of them, sent to quarantine.' }),
   pass_rate: Nullable(Type.Number({ description: 'units_passed / units_received.' })),
 };
-const ReceivingRow = Closed({ manufacturer_id: Uuid, manufacturer_code: Type.String(), manufacturer_name: Type.String(), ...receivingCounts });
+const ReceivingRow = PartnerRow(receivingCounts);
 
 type ReceivingGroup = Record<Exclude<keyof typeof receivingCounts, 'pass_rate'>, number>;
 
@@ -134,8 +132,7 @@ export const receiving: Report = {
       where b.received_date between ${from} and ${to} ${partnerOf(manufacturerId, 'b.manufacturer_id')}
       group by m.id order by m.code`.execute(db);
     const withRate = <T extends ReceivingGroup>(group: T) => ({ ...group, pass_rate: ratio(group.units_passed, group.units_received) });
-    const totals = Object.fromEntries(Object.keys(receivingCounts).filter((key) => key !== 'pass_rate')
-      .map((key) => [key, sum(rows, (row) => row[key as keyof ReceivingGroup])])) as ReceivingGroup;
+    const totals = sumColumns(rows, Object.keys(receivingCounts).filter((key) => key !== 'pass_rate') as (keyof ReceivingGroup)[]);
     return { rows: pageOfRows(rows, page).map(withRate), total: rows.length, totals: withRate(totals), columns: columnsOf(ReceivingRow) };
   },
 };
@@ -143,7 +140,7 @@ export const receiving: Report = {
 const MovementsRow = Closed({
   day: Type.String({ format: 'date', description: 'UTC day.' }),
   movement_type: Type.Enum(MOVEMENT_TYPES),
-  inventory_status: Type.Enum(['available', 'quarantine'], { description: 'quarantine rows move quarantine bins, not on-hand.' }),
+  inventory_status: Type.Enum(INVENTORY_STATUSES, { description: 'quarantine rows move quarantine bins, not on-hand.' }),
   movements: Type.Integer(), units_in: Type.Integer(), units_out: Type.Integer(), net: Type.Integer(),
 });
 

@@ -1,8 +1,8 @@
 // Reports of how right the floor is: count accuracy, and the exceptions picking raised and how fast they were reviewed.
 import { sql } from 'kysely';
 import { Type } from 'typebox';
-import { Closed, Nullable, Uuid } from '../../http/schemas.ts';
-import { columnsOf, hours, pageOfRows, partnerOf, ratio, sum, type Report } from './report.ts';
+import { Closed, Nullable } from '../../http/schemas.ts';
+import { columnsOf, hours, pageOfRows, PartnerRow, partnerOf, ratio, sumColumns, type Report } from './report.ts';
 
 const accuracyCounts = {
   lines_counted: Type.Integer({ description: 'Count lines counted in the period (batches not cancelled).' }),
@@ -12,7 +12,7 @@ const accuracyCounts = {
   variance_value: Type.Number({ description: 'Sum of |variance| × the item\'s average cost.' }),
   accuracy_pct: Nullable(Type.Number({ description: 'Lines without variance / lines counted × 100.' })),
 };
-const AccuracyRow = Closed({ manufacturer_id: Uuid, manufacturer_code: Type.String(), manufacturer_name: Type.String(), ...accuracyCounts });
+const AccuracyRow = PartnerRow(accuracyCounts);
 type AccuracyGroup = Record<Exclude<keyof typeof accuracyCounts, 'accuracy_pct'>, number>;
 
 export const cycleCountAccuracy: Report = {
@@ -38,8 +38,7 @@ export const cycleCountAccuracy: Report = {
       const share = ratio(group.lines_counted - group.lines_with_variance, group.lines_counted);
       return { ...group, accuracy_pct: share === null ? null : Math.round(share * 10_000) / 100 };
     };
-    const totals = Object.fromEntries(Object.keys(accuracyCounts).filter((key) => key !== 'accuracy_pct')
-      .map((key) => [key, sum(rows, (row) => row[key as keyof AccuracyGroup])])) as AccuracyGroup;
+    const totals = sumColumns(rows, Object.keys(accuracyCounts).filter((key) => key !== 'accuracy_pct') as (keyof AccuracyGroup)[]);
     totals.variance_value = Math.round(totals.variance_value * 100) / 100;
     return { rows: pageOfRows(rows, page).map(withAccuracy), total: rows.length, totals: withAccuracy(totals), columns: columnsOf(AccuracyRow) };
   },

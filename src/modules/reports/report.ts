@@ -4,7 +4,7 @@ import { sql, type Kysely } from 'kysely';
 import { Type, type TObject, type TProperties, type TSchema } from 'typebox';
 import type { DB } from '../../db/schema.ts';
 import type { Page } from '../../http/pagination.ts';
-import { Closed, Nullable, Timestamp } from '../../http/schemas.ts';
+import { Closed, Nullable, Timestamp, Uuid } from '../../http/schemas.ts';
 import type { Period } from './period.ts';
 
 export interface ReportInput {
@@ -76,4 +76,13 @@ export const hours = (value: number | null): number | null => (value === null ? 
 /** A report's statements all read one snapshot, so its rows, counts and totals agree even while the warehouse writes. */
 export function inOneSnapshot<T>(db: Kysely<DB>, read: (tx: Kysely<DB>) => Promise<T>): Promise<T> {
   return db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(read);
+}
+
+/** A row of a report grouped by supply partner: the partner, then the report's own columns. */
+export const PartnerRow = <P extends TProperties>(columns: P) =>
+  Closed({ manufacturer_id: Uuid, manufacturer_code: Type.String(), manufacturer_name: Type.String(), ...columns });
+
+/** Each named column summed over the rows: the totals of a report whose rows are groups of counts. */
+export function sumColumns<K extends string>(rows: Record<K, number>[], columns: readonly K[]): Record<K, number> {
+  return Object.fromEntries(columns.map((column) => [column, sum(rows, (row) => row[column])])) as Record<K, number>;
 }

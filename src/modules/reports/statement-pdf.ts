@@ -1,18 +1,8 @@
 // The consignor statement as a PDF a supply partner can file: per item, opening balance, the period's movements with
 // reason and who, and closing balance. Letter size, pdfkit's built-in Helvetica (as the packing list).
-import type PDFDocumentClass from 'pdfkit';
-import { pdfText } from '../documents/packing-list.ts';
+import { BODY_BOTTOM, BOLD, CONTENT_WIDTH, drawFooters, FONT, letterPdf, PAGE, pdfText, type Pdf } from '../documents/pdf.ts';
 import type { Statement } from './statement.ts';
 
-type Pdf = InstanceType<typeof PDFDocumentClass>;
-
-// Loaded on the first statement, not at start.
-let pdfkit: Promise<typeof PDFDocumentClass> | null = null;
-const loadPdfKit = () => (pdfkit ??= import('pdfkit').then((module) => module.default));
-
-const PAGE = { width: 612, height: 792, margin: 36 };
-const CONTENT_WIDTH = PAGE.width - 2 * PAGE.margin;
-const BOTTOM = PAGE.height - PAGE.margin - 24;
 const ROW = 12;
 const COLUMNS = [
   { title: 'Date (UTC)', width: 78, align: 'left' },
@@ -28,7 +18,7 @@ const signed = (n: number) => (n > 0 ? `+${qty(n)}` : qty(n));
 const when = (at: Date) => new Date(at).toISOString().slice(0, 16).replace('T', ' ');
 
 function cells(doc: Pdf, values: string[], y: number, bold = false) {
-  doc.font(bold ? 'Helvetica-Bold' : 'Helvetica').fontSize(8).fillColor('black');
+  doc.font(bold ? BOLD : FONT).fontSize(8).fillColor('black');
   let x = PAGE.margin;
   COLUMNS.forEach((column, i) => {
     doc.text(values[i] ?? '', x + 2, y, { width: column.width - 4, height: ROW, align: column.align, ellipsis: true, lineBreak: false });
@@ -37,24 +27,17 @@ function cells(doc: Pdf, values: string[], y: number, bold = false) {
 }
 
 export async function renderStatement(statement: Statement, page: { page: number; total_pages: number }): Promise<Buffer> {
-  const PDFDocument = await loadPdfKit();
-  const doc = new PDFDocument({ size: 'LETTER', margin: PAGE.margin, bufferPages: true, info: { Title: `Statement ${statement.manufacturer.code} ${statement.from} to ${statement.to}` } });
-  const chunks: Buffer[] = [];
-  doc.on('data', (chunk: Buffer) => chunks.push(chunk));
-  const done = new Promise<Buffer>((resolve, reject) => {
-    doc.on('end', () => resolve(Buffer.concat(chunks)));
-    doc.on('error', reject);
-  });
+  const { doc, bytes } = await letterPdf({ Title: `Statement ${statement.manufacturer.code} ${statement.from} to ${statement.to}` });
 
   let y = PAGE.margin;
   const room = (height: number) => {
-    if (y + height <= BOTTOM) return;
+    if (y + height <= BODY_BOTTOM) return;
     doc.addPage();
     y = PAGE.margin;
   };
-  doc.font('Helvetica-Bold').fontSize(18).text('CONSIGNED STOCK STATEMENT', PAGE.margin, y, { lineBreak: false });
+  doc.font(BOLD).fontSize(18).text('CONSIGNED STOCK STATEMENT', PAGE.margin, y, { lineBreak: false });
   y += 26;
-  doc.font('Helvetica').fontSize(10)
+  doc.font(FONT).fontSize(10)
     .text(pdfText(`${statement.manufacturer.name} (${statement.manufacturer.code})`), PAGE.margin, y, { lineBreak: false })
     .text(`Period ${statement.from} to ${statement.to} (UTC)`, PAGE.margin, y + 13, { lineBreak: false })
     .text(`Generated ${when(statement.generated_at)} UTC`, PAGE.margin, y + 26, { lineBreak: false });
@@ -67,7 +50,7 @@ export async function renderStatement(statement: Statement, page: { page: number
   for (const item of statement.items) {
     room(ROW * 4);
     doc.rect(PAGE.margin, y, CONTENT_WIDTH, ROW + 4).fill('#e6e6e6');
-    doc.font('Helvetica-Bold').fontSize(9).fillColor('black')
+    doc.font(BOLD).fontSize(9).fillColor('black')
       .text(pdfText(`${item.item_number_display} - ${item.description}`), PAGE.margin + 2, y + 3, { width: CONTENT_WIDTH - 4, ellipsis: true, lineBreak: false });
     y += ROW + 6;
     cells(doc, COLUMNS.map((column) => column.title), y, true);
@@ -88,16 +71,9 @@ export async function renderStatement(statement: Statement, page: { page: number
     cells(doc, [statement.to, 'Closing balance', '', qty(item.closing_on_hand), item.closing_quarantine ? `quarantine ${qty(item.closing_quarantine)}` : '', ''], y, true);
     y += ROW + 8;
   }
-  if (statement.items.length === 0) doc.font('Helvetica').fontSize(10).text('No stock and no movements in this period.', PAGE.margin, y, { lineBreak: false });
+  if (statement.items.length === 0) doc.font(FONT).fontSize(10).text('No stock and no movements in this period.', PAGE.margin, y, { lineBreak: false });
 
-  const { start, count } = doc.bufferedPageRange();
-  for (let i = start; i < start + count; i++) {
-    doc.switchToPage(i);
-    doc.page.margins.bottom = 0;
-    doc.font('Helvetica').fontSize(8).fillColor('#555555')
-      .text(pdfText(`${statement.manufacturer.code} statement ${statement.from} to ${statement.to}`), PAGE.margin, PAGE.height - PAGE.margin - 10, { lineBreak: false })
-      .text(`Page ${i - start + 1} of ${count}`, PAGE.margin, PAGE.height - PAGE.margin - 10, { width: CONTENT_WIDTH, align: 'right', lineBreak: false });
-  }
+  drawFooters(doc, pdfText(`${statement.manufacturer.code} statement ${statement.from} to ${statement.to}`));
   doc.end();
-  return done;
+  return bytes;
 }

@@ -5,14 +5,14 @@ import { listResponse, pageOf, pageParams } from '../../http/pagination.ts';
 import { CSV, csvOf, JSON_TYPE, PDF, preferredRepresentation, sendFile } from '../../http/representations.ts';
 import { Closed, ErrorEnvelope, Nullable, PageMeta, Timestamp, Uuid } from '../../http/schemas.ts';
 import type { App, ModuleDeps } from '../../http/types.ts';
-import { MOVEMENT_TYPES } from '../inventory/schemas.ts';
+import { INVENTORY_STATUSES, MOVEMENT_TYPES } from '../inventory/schemas.ts';
 import { CsvText, periodOf, periodParams } from './period.ts';
 import { inOneSnapshot } from './report.ts';
 import { statementOf, type Statement } from './statement.ts';
 import { renderStatement } from './statement-pdf.ts';
 
 const DEFAULT_PER_PAGE = 100;
-const Status = Type.Enum(['available', 'quarantine']);
+const Status = Type.Enum(INVENTORY_STATUSES);
 
 const StatementMovement = Closed({
   id: Uuid, performed_at: Timestamp, movement_type: Type.Enum(MOVEMENT_TYPES), inventory_status: Status,

@@ -2,16 +2,15 @@
 import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { Closed, Nullable, NullableEnum, Timestamp, Uuid } from '../../http/schemas.ts';
-import { columnsOf, partnerOf, type Report } from './report.ts';
+import { INVENTORY_STATUSES } from '../inventory/schemas.ts';
+import { columnsOf, PartnerRow, partnerOf, type Report } from './report.ts';
 
-const ItemValuation = Closed({
-  manufacturer_id: Uuid, manufacturer_code: Type.String(), manufacturer_name: Type.String(),
+const ItemValuation = PartnerRow({
   item_id: Uuid, item_number_display: Type.String(), description: Type.String(),
   qty_on_hand: Type.Integer(), average_cost: Nullable(Type.Number({ description: 'Null when no cost was ever received.' })),
   value: Type.Number({ description: 'qty_on_hand × average_cost, rounded to cents (0 without a cost).' }),
 });
-const PartnerValuation = Closed({
-  manufacturer_id: Uuid, manufacturer_code: Type.String(), manufacturer_name: Type.String(),
+const PartnerValuation = PartnerRow({
   items: Type.Integer(), qty_on_hand: Type.Integer(), value: Type.Number(),
 });
 
@@ -59,7 +58,7 @@ const StockStatusRow = Closed({
   item_id: Uuid, item_number_display: Type.String(), description: Type.String(), item_status: Type.String(),
   manufacturer_id: Uuid, manufacturer_code: Type.String(),
   location_id: Nullable(Uuid), location_code: Nullable(Type.String()),
-  inventory_status: NullableEnum(['available', 'quarantine']),
+  inventory_status: NullableEnum(INVENTORY_STATUSES),
   bin_qty: Type.Integer({ description: 'Units in this bin (0 for an item without bins).' }),
   qty_on_hand: Type.Integer(), qty_committed: Type.Integer(), qty_available: Type.Integer(), reorder_level: Type.Integer(),
   below_reorder: Type.Boolean({ description: 'reorder_level > 0 and qty_available < reorder_level.' }),
