@@ -10,10 +10,10 @@ import { createAdminKey } from '../src/bootstrap.ts';
 import { connectPostgres } from '../src/db/connect.ts';
 import { generate, ITEMS, MOVEMENTS, ORDERS, sampleItems, type Generated, type SampleItem } from './generate.ts';
 import { ORDER_LINES, orderBodies } from './orders.ts';
-import { measurePicking, printPicking, type PickingRow } from './picking.ts';
-import { measureReceiving, printReceiving, type ReceivingRow } from './receiving.ts';
-import { measureReports, printReports, type ReportRow } from './reports.ts';
-import { measureWebhooks, printWebhooks, type WebhookRow } from './webhooks.ts';
+import { measurePicking, printPicking } from './picking.ts';
+import { measureReceiving, printReceiving } from './receiving.ts';
+import { measureReports, printReports } from './reports.ts';
+import { measureWebhooks, printWebhooks } from './webhooks.ts';
 
 function int(name: string, fallback: number): number {
   const value = Number(process.env[name] || fallback);
@@ -39,6 +39,16 @@ const REUSE = process.env.BENCH_REUSE === '1';
 const KEEP = process.env.BENCH_KEEP === '1' || REUSE;
 const documentsDir = mkdtempSync(join(tmpdir(), 'wms-bench-documents-'));
 const ONLY = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
+
+/** A section of targets of its own (reports, receiving, ...): measured and printed when BENCH_ONLY selects it, else []. */
+async function section<R>(name: string, what: string, print: (rows: R[]) => void, measure: () => Promise<R[]>): Promise<R[]> {
+  if (ONLY.length > 0 && !ONLY.some((word) => name.includes(word))) return [];
+  process.stdout.write(`  ${name} (${what}) ...`);
+  const rows = await measure();
+  console.log(' done');
+  print(rows);
+  return rows;
+}
 
 interface Endpoint {
   name: string;
@@ -269,36 +279,14 @@ async function main(): Promise<void> {
     console.log(row.note ? ` ${row.note}` : ` ${row.requests_per_s} req/s`);
   }
   printTable(rows);
-  let reports: ReportRow[] = [];
-  if (ONLY.length === 0 || ONLY.some((word) => 'reports'.includes(word))) {
-    process.stdout.write('  reports (each report and the consignor statement) ...');
-    reports = await measureReports(`http://127.0.0.1:${UNCACHED_PORT}`, headers, benchUrl);
-    console.log(' done');
-    printReports(reports);
-  }
+  const serviceUrl = `http://127.0.0.1:${SERVICE_PORT}`;
+  const reports = await section('reports', 'each report and the consignor statement', printReports,
+    () => measureReports(`http://127.0.0.1:${UNCACHED_PORT}`, headers, benchUrl));
   // The write targets run after the reads, so their new rows do not move the read figures.
-  let receiving: ReceivingRow[] = [];
-  if (ONLY.length === 0 || ONLY.some((word) => 'receiving'.includes(word))) {
-    process.stdout.write('  receiving (200-line post, 5,000-row CSV import) ...');
-    receiving = await measureReceiving(`http://127.0.0.1:${SERVICE_PORT}`, headers, benchUrl);
-    console.log(' done');
-    printReceiving(receiving);
-  }
-  let picking: PickingRow[] = [];
-  if (ONLY.length === 0 || ONLY.some((word) => 'picking'.includes(word))) {
-    process.stdout.write('  picking (full pick-pack-ship cycle, packing list PDF) ...');
-    picking = await measurePicking(`http://127.0.0.1:${SERVICE_PORT}`, headers, benchUrl);
-    console.log(' done');
-    printPicking(picking);
-  }
-  let webhooks: WebhookRow[] = [];
-  if (ONLY.length === 0 || ONLY.some((word) => 'webhooks'.includes(word))) {
-    process.stdout.write('  webhooks (fan-out to a local receiver, event write, poll) ...');
-    // Both service instances run delivery workers.
-    webhooks = await measureWebhooks(`http://127.0.0.1:${SERVICE_PORT}`, headers, benchUrl, 2);
-    console.log(' done');
-    printWebhooks(webhooks);
-  }
+  const receiving = await section('receiving', '200-line post, 5,000-row CSV import', printReceiving, () => measureReceiving(serviceUrl, headers, benchUrl));
+  const picking = await section('picking', 'full pick-pack-ship cycle, packing list PDF', printPicking, () => measurePicking(serviceUrl, headers, benchUrl));
+  // Both service instances run delivery workers.
+  const webhooks = await section('webhooks', 'fan-out to a local receiver, event write, poll', printWebhooks, () => measureWebhooks(serviceUrl, headers, benchUrl, 2));
 
   const report = {
     date: new Date().toISOString(),

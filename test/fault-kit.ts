@@ -73,14 +73,16 @@ export async function createCluster(): Promise<Cluster> {
     throw error;
   }
   await run('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-qc', 'create database wms']);
-  const pids = () => {
+  // The postmaster is signalled before its children are listed: stopped, it forks no backend that the list would
+  // miss (one that escaped a freeze would go on serving, and the test would measure something else).
+  const signal = (which: NodeJS.Signals) => {
     const file = `/var/lib/postgresql/${PG_VERSION}/${name}/postmaster.pid`;
-    if (!existsSync(file)) return [];
-    const postmaster = readFileSync(file, 'utf8').split('\n')[0]!.trim();
-    const children = spawnSync('pgrep', ['-P', postmaster]).stdout.toString().split('\n').filter(Boolean);
-    return [postmaster, ...children].map(Number);
+    if (!existsSync(file)) return;
+    const kill = (pid: number) => { try { process.kill(pid, which); } catch { /* gone */ } };
+    const postmaster = Number(readFileSync(file, 'utf8').split('\n')[0]!.trim());
+    kill(postmaster);
+    spawnSync('pgrep', ['-P', String(postmaster)]).stdout.toString().split('\n').filter(Boolean).map(Number).forEach(kill);
   };
-  const signal = (which: NodeJS.Signals) => pids().forEach((pid) => { try { process.kill(pid, which); } catch { /* gone */ } });
   return {
     url: `postgres://postgres@127.0.0.1:${port}/wms`,
     start: async () => void (await ctl(name, 'start')),

@@ -86,6 +86,8 @@ describe('line actions', () => {
     const done = await ok(post(floor, url, { qty_picked: 3 }));
     assert.equal(done.Lines[0].Status, 'picked');
     assert.equal(done.Lines[0].QtyPicked, 5);
+    // The answer lays the changed line over the batch as the statement began: the same as reading it afresh.
+    assert.deepEqual(done, await ok(get(`/pick-batches/${batch.ID}`)));
     expectError(await post(floor, url, { qty_picked: 1 }), 422, 'invalid_status');
     const [stored] = await lineRows(batch.ID);
     assert.equal(stored!.qty_picked, 5);
@@ -141,6 +143,9 @@ describe('line actions', () => {
     expectError(await post(floor, `/pick-batches/${batch.ID}/pack`), 422, 'invalid_status');
     const verified = await ok(post(floor, `/pick-batches/${batch.ID}/lines/${first.PickBatchLineID}/verify`));
     assert.ok(verified.Lines.find((l: { PickBatchLineID: string }) => l.PickBatchLineID === first.PickBatchLineID).PackVerifiedAt);
+    assert.deepEqual(verified, await ok(get(`/pick-batches/${batch.ID}`)));
+    // Verifying again is no error and changes nothing: the same answer, the first stamp kept.
+    assert.deepEqual(await ok(post(floor, `/pick-batches/${batch.ID}/lines/${first.PickBatchLineID}/verify`)), verified);
     expectError(await post(floor, `/pick-batches/${batch.ID}/lines/${first.PickBatchLineID}/pick`, { qty_picked: 1 }), 422, 'invalid_status');
   });
 });

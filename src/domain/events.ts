@@ -1,6 +1,7 @@
 // Events for partners and integrators go into the outbox in the transaction of the change they report; delivery
 // (polling and webhooks) reads the outbox afterwards, so a rolled-back change never announces itself.
-import { sql, type Transaction } from 'kysely';
+import { sql, type RawBuilder, type Transaction } from 'kysely';
+import { historyInsert, type Author, type HistoryEntry } from './history.ts';
 import type { DB } from '../db/schema.ts';
 
 export interface OutboxEvent {
@@ -29,14 +30,21 @@ export const WAREHOUSE_TENANT = 'warehouse';
  * partner, and queues a delivery for every active webhook subscription of those tenants that names its kind: one
  * statement, in the caller's transaction, so no event is delivered that did not happen and none is missed.
  */
-export async function emit(
-  tx: Transaction<DB>,
-  kind: EventKind,
-  data: Record<string, unknown>,
-  manufacturerId: string | null = null,
-): Promise<OutboxEvent> {
+export function emit(tx: Transaction<DB>, kind: EventKind, data: Record<string, unknown>, manufacturerId: string | null = null): Promise<OutboxEvent> {
+  return writeEvent(tx, kind, data, manufacturerId, null);
+}
+
+/**
+ * The audit row of a change and the event announcing it, in one statement: one round trip instead of two on the
+ * busiest paths (the floor's). The event belongs to the history entry's partner.
+ */
+export function recordAndEmit(tx: Transaction<DB>, author: Author, entry: HistoryEntry, kind: EventKind, data: Record<string, unknown>): Promise<OutboxEvent> {
+  return writeEvent(tx, kind, data, entry.manufacturerId ?? null, historyInsert(author, [entry]));
+}
+
+async function writeEvent(tx: Transaction<DB>, kind: EventKind, data: Record<string, unknown>, manufacturerId: string | null, alsoWrite: RawBuilder<unknown> | null) {
   const written = await sql<OutboxEvent>`
-    with event as (
+    with ${alsoWrite ? sql`also as (${alsoWrite}), ` : sql``}event as (
       insert into outbox_events (kind, manufacturer_id, data) values (${kind}, ${manufacturerId}, ${JSON.stringify(data)})
       returning id, seq, kind, occurred_at, manufacturer_id, data
     ), inbox as (

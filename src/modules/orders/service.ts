@@ -1,9 +1,9 @@
 // Orders: entry with all lines in one transaction, header changes with the carrier's rules, the status transitions
 // (release with gap-free numbers, cancel, bill, close), priority, LTL freight, and adding and deleting lines.
-import type { Kysely, Transaction, Updateable } from 'kysely';
+import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type { DB, OrdersTable, OrderStatus, Priority } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
-import { emit } from '../../domain/events.ts';
+import { emit, recordAndEmit } from '../../domain/events.ts';
 import { recordHistories, recordHistory } from '../../domain/history.ts';
 import { forbidden, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
 import type { Actor } from '../../http/auth.ts';
@@ -147,8 +147,7 @@ export async function createOrder(db: Kysely<DB>, actor: Actor, input: NewOrder)
     const lines = await prepareLines(tx, order, input.lines.map((line, index) => ({ line, index, lineNumber: index + 1 })));
     await tx.insertInto('order_lines').values(lines).execute();
     await refreshTotals(tx, order.id);
-    await recordHistory(tx, actor, { entityType: 'order', entityId: order.id, action: 'created', manufacturerId: order.manufacturer_id, after: { order_number: order.order_number, lines: input.lines.length } });
-    await emit(tx, 'order.created', orderEvent(order), order.manufacturer_id);
+    await recordAndEmit(tx, actor, { entityType: 'order', entityId: order.id, action: 'created', manufacturerId: order.manufacturer_id, after: { order_number: order.order_number, lines: input.lines.length } }, 'order.created', orderEvent(order));
     await setPriority(tx, actor, order, input.priority ?? 'normal');
     return readOrder(tx, actor, order.id, 'create');
   });
@@ -223,8 +222,7 @@ export async function releaseOrder(db: Kysely<DB>, actor: Actor, id: string): Pr
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    await recordHistory(tx, actor, { entityType: 'order', entityId: id, action: 'released', manufacturerId: order.manufacturer_id, before: { status: order.status }, after: { status: 'released', release_number: releaseNumber, original_release_number: originalReleaseNumber } });
-    await emit(tx, 'order.released', orderEvent(released), order.manufacturer_id);
+    await recordAndEmit(tx, actor, { entityType: 'order', entityId: id, action: 'released', manufacturerId: order.manufacturer_id, before: { status: order.status }, after: { status: 'released', release_number: releaseNumber, original_release_number: originalReleaseNumber } }, 'order.released', orderEvent(released));
     return readOrder(tx, actor, id, 'detail');
   });
 }
@@ -243,8 +241,7 @@ export async function cancelOrder(db: Kysely<DB>, actor: Actor, id: string): Pro
       entityType: 'pick_batch', entityId: batch.id, action: 'cancelled', manufacturerId: order.manufacturer_id, after: { status: 'cancelled', reason: 'order cancelled' },
     })));
     const cancelled = await tx.updateTable('orders').set({ status: 'cancelled', updated_by: actor.userId, updated_at: new Date() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
-    await recordHistory(tx, actor, { entityType: 'order', entityId: id, action: 'cancelled', manufacturerId: order.manufacturer_id, before: { status: order.status }, after: { status: 'cancelled', reason: null } });
-    await emit(tx, 'order.cancelled', orderEvent(cancelled), order.manufacturer_id);
+    await recordAndEmit(tx, actor, { entityType: 'order', entityId: id, action: 'cancelled', manufacturerId: order.manufacturer_id, before: { status: order.status }, after: { status: 'cancelled', reason: null } }, 'order.cancelled', orderEvent(cancelled));
     return readOrder(tx, actor, id, 'detail');
   });
 }
@@ -255,8 +252,7 @@ export async function advanceOrder(db: Kysely<DB>, actor: Actor, id: string, to:
     const order = await lockOrder(tx, actor, id);
     assertStatus(order, to === 'billed' ? ['shipped'] : ['shipped', 'billed'], to === 'billed' ? 'bill' : 'close');
     const after = await tx.updateTable('orders').set({ status: to, updated_by: actor.userId, updated_at: new Date() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
-    await recordHistory(tx, actor, { entityType: 'order', entityId: id, action: to, manufacturerId: order.manufacturer_id, before: { status: order.status }, after: { status: to } });
-    await emit(tx, `order.${to}`, orderEvent(after), order.manufacturer_id);
+    await recordAndEmit(tx, actor, { entityType: 'order', entityId: id, action: to, manufacturerId: order.manufacturer_id, before: { status: order.status }, after: { status: to } }, `order.${to}`, orderEvent(after));
     return readOrder(tx, actor, id, 'detail');
   });
 }
@@ -330,13 +326,20 @@ export async function lockOrderForShipping(tx: Transaction<DB>, id: string, acto
 
 /** After a batch shipped: shipped when every line has shipped all it ordered (direct portions included), else partial. */
 export async function followWarehouseShipment(tx: Transaction<DB>, actor: Actor, order: OrderRow): Promise<void> {
-  const open = await tx.selectFrom('order_lines').select('id').where('order_id', '=', order.id).whereRef('qty_shipped', '<', 'qty_ordered').limit(1).execute();
-  const status: OrderStatus = open.length === 0 ? 'shipped' : 'partial';
-  if (status === order.status) return;
-  const now = new Date();
-  const after = await tx.updateTable('orders')
-    .set({ status, updated_by: actor.userId, updated_at: now, ...(status === 'shipped' ? { shipped_at: now, shipped_by: actor.userId } : {}) })
-    .where('id', '=', order.id).returningAll().executeTakeFirstOrThrow();
-  await recordHistory(tx, actor, { entityType: 'order', entityId: order.id, action: status, manufacturerId: order.manufacturer_id, before: { status: order.status }, after: { status } });
-  if (status === 'shipped') await emit(tx, 'order.shipped', orderEvent(after), order.manufacturer_id);
+  // One statement: the status the lines call for, written only when it differs from the order's.
+  const { rows: [after] } = await sql<OrderRow>`
+    with follows as (
+      select case when exists (select 1 from order_lines where order_id = ${order.id} and qty_shipped < qty_ordered)
+        then 'partial' else 'shipped' end as status
+    )
+    update orders o set status = f.status, updated_by = ${actor.userId}, updated_at = now(),
+      shipped_at = case when f.status = 'shipped' then now() else o.shipped_at end,
+      shipped_by = case when f.status = 'shipped' then ${actor.userId}::uuid else o.shipped_by end
+    from follows f where o.id = ${order.id} and o.status <> f.status
+    returning o.*`.execute(tx);
+  if (!after) return;
+  const status = after.status;
+  const entry = { entityType: 'order', entityId: order.id, action: status, manufacturerId: order.manufacturer_id, before: { status: order.status }, after: { status } };
+  if (status === 'shipped') await recordAndEmit(tx, actor, entry, 'order.shipped', orderEvent(after));
+  else await recordHistory(tx, actor, entry);
 }

@@ -1,10 +1,10 @@
 // Packing: completed -> packed once every line with units picked is verified, with the packing list PDF filed under
 // the order in the same transaction.
 import type { Transaction } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { invalidStatus } from '../../domain/errors.ts';
 import type { DB } from '../../db/schema.ts';
-import { emit } from '../../domain/events.ts';
-import { recordHistory } from '../../domain/history.ts';
+import { recordAndEmit } from '../../domain/events.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { ModuleDeps } from '../../http/types.ts';
 import { renderPackingList } from '../documents/packing-list.ts';
@@ -16,15 +16,15 @@ import { batchEvent, readSession, requireBatchStatus } from './service.ts';
 async function packingListOf(tx: Transaction<DB>, batch: BatchRow, packedAt: Date, packedByName: string) {
   const order = await tx.selectFrom('orders as o').innerJoin('customers as c', 'c.id', 'o.customer_id')
     .leftJoin('ship_via as sv', 'sv.id', 'o.ship_via_id')
-    .select([
+    .select((eb) => [
       'o.order_number', 'o.release_number', 'o.customer_po_number', 'c.name as customer_name', 'o.ship_to_name', 'o.ship_to_address_1',
       'o.ship_to_address_2', 'o.ship_to_city', 'o.ship_to_state', 'o.ship_to_zip', 'sv.code as ship_via_code', 'sv.description as ship_via_description',
       'o.ship_via_other',
+      jsonArrayFrom(eb.selectFrom('pick_batch_lines as l').innerJoin('order_lines as ol', 'ol.id', 'l.order_line_id')
+        .select(['ol.line_number', 'ol.item_number_display', 'ol.item_description', 'ol.unit_of_measure', 'ol.qty_ordered', 'l.qty_picked'])
+        .where('l.pick_batch_id', '=', batch.id).where('l.qty_picked', '>', 0).orderBy('ol.line_number')).as('lines'),
     ])
     .where('o.id', '=', batch.order_id).executeTakeFirstOrThrow();
-  const lines = await tx.selectFrom('pick_batch_lines as l').innerJoin('order_lines as ol', 'ol.id', 'l.order_line_id')
-    .select(['ol.line_number', 'ol.item_number_display', 'ol.item_description', 'ol.unit_of_measure', 'ol.qty_ordered', 'l.qty_picked'])
-    .where('l.pick_batch_id', '=', batch.id).where('l.qty_picked', '>', 0).orderBy('ol.line_number').execute();
   return {
     order_number: order.order_number,
     release_number: order.release_number === null ? null : String(order.release_number),
@@ -38,7 +38,7 @@ async function packingListOf(tx: Transaction<DB>, batch: BatchRow, packedAt: Dat
     batch_number: batch.batch_number,
     packed_by_name: packedByName,
     packed_at: packedAt,
-    lines: lines.map((line) => ({
+    lines: order.lines.map((line) => ({
       line_number: line.line_number, item_number_display: line.item_number_display, description: line.item_description,
       unit_of_measure: line.unit_of_measure, qty_ordered: line.qty_ordered, qty_packed: line.qty_picked,
     })),
@@ -63,11 +63,10 @@ export async function packBatch(deps: ModuleDeps, actor: Actor, batchId: string)
       fileName: `packing-list-${list.order_number}-${batch.batch_number}.pdf`, fileType: 'application/pdf', bytes: pdf,
       description: `Packing list of ${batch.batch_number}`, tags: ['packing_list'],
     });
-    await recordHistory(tx, actor, {
+    await recordAndEmit(tx, actor, {
       entityType: 'pick_batch', entityId: batchId, action: 'packed', manufacturerId: batch.manufacturer_id,
       before: { status: batch.status }, after: { status: 'packed', packing_list_document_id: document.id },
-    });
-    await emit(tx, 'pick_batch.packed', { ...batchEvent({ ...batch, status: 'packed' }, list.order_number), packing_list_document_id: document.id }, batch.manufacturer_id);
+    }, 'pick_batch.packed', { ...batchEvent({ ...batch, status: 'packed' }, list.order_number), packing_list_document_id: document.id });
     return readSession(tx, actor, batchId);
   });
 }

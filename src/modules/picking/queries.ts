@@ -52,9 +52,14 @@ function sessions(db: Executor) {
 
 export type SessionRow = Awaited<ReturnType<ReturnType<typeof sessions>['executeTakeFirstOrThrow']>>;
 
+/** The query of one batch as a session, in the key's partner scope (no row outside it). */
+export function sessionQuery(db: Executor, actor: Pick<Actor, 'manufacturerId'>, id: string) {
+  return inPartnerScope(sessions(db).where('b.id', '=', id), actor, 'b.manufacturer_id');
+}
+
 /** One batch as a session; 404 outside the key's partner scope. */
 export async function sessionOf(db: Executor, actor: Actor, id: string): Promise<SessionRow> {
-  const row = await inPartnerScope(sessions(db).where('b.id', '=', id), actor, 'b.manufacturer_id').executeTakeFirst();
+  const row = await sessionQuery(db, actor, id).executeTakeFirst();
   if (!row) throw notFound('pick batch');
   return row;
 }

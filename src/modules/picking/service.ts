@@ -3,14 +3,15 @@
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
-import { emit } from '../../domain/events.ts';
+import { recordAndEmit } from '../../domain/events.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { conflict, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
 import { openException } from '../exceptions/service.ts';
 import {
-  LIVE_BATCH, lineOf, linesOf, listSessions, lockBatch, sessionOf, WAREHOUSE_SHIPPED, type BatchFilter, type BatchLineRow, type BatchRow,
+  LIVE_BATCH, lineOf, listSessions, lockBatch, sessionOf, sessionQuery, WAREHOUSE_SHIPPED, type BatchFilter, type BatchLineRow, type BatchRow,
+  type SessionRow,
 } from './queries.ts';
 import { serializeSession } from './serialize.ts';
 import { blockExceptionId } from '../orders/queries.ts';
@@ -33,26 +34,6 @@ export function batchEvent(batch: { id: string; batch_number: string; order_id: 
 }
 
 /**
- * The bin each item is picked from: its primary available bin, else its fullest available bin, else the location
- * the order line names (its item's warehouse location) if that code exists.
- */
-async function pickBins(tx: Transaction<DB>, lines: { item_id: string; bin_location: string | null }[]) {
-  const itemIds = lines.map((line) => line.item_id);
-  const bins = await tx.selectFrom('item_locations as b').innerJoin('locations as loc', 'loc.id', 'b.location_id')
-    .select(['b.item_id', 'b.location_id', 'loc.location_code'])
-    .where('b.item_id', 'in', itemIds).where('b.inventory_status', '=', 'available').where('loc.is_active', '=', true)
-    .orderBy('b.is_primary', 'desc').orderBy('b.qty_on_hand', 'desc').execute();
-  const named = lines.map((line) => line.bin_location).filter((code): code is string => !!code);
-  const locations = named.length ? await tx.selectFrom('locations').select(['id', 'location_code']).where('location_code', 'in', named).execute() : [];
-  return new Map(lines.map((line) => {
-    const bin = bins.find((b) => b.item_id === line.item_id);
-    if (bin) return [line.item_id, { locationId: bin.location_id, code: bin.location_code }];
-    const location = locations.find((l) => l.location_code === line.bin_location);
-    return [line.item_id, { locationId: location?.id ?? null, code: line.bin_location }];
-  }));
-}
-
-/**
  * A batch for a released or partial order, with a line for each warehouse line that still has units no live batch
  * holds: a second batch picks only what the first did not take.
  */
@@ -64,14 +45,23 @@ export async function startBatch(db: Kysely<DB>, actor: Actor, orderId: string) 
     if (order.status !== 'released' && order.status !== 'partial') {
       throw invalidStatus(`only a released or partially shipped order can be picked; this one is ${order.status}`);
     }
+    // Each line's bin: its item's primary available bin, else its fullest available bin, else the location the order
+    // line names (its item's warehouse location) if that code exists.
     const open = await tx.selectFrom('order_lines as ol')
-      .select(['ol.id', 'ol.item_id', 'ol.bin_location', sql<number>`ol.qty_warehouse - (${WAREHOUSE_SHIPPED}) - coalesce((
+      .leftJoinLateral((eb) => eb.selectFrom('item_locations as b').innerJoin('locations as loc', 'loc.id', 'b.location_id')
+        .select(['b.location_id', 'loc.location_code'])
+        .whereRef('b.item_id', '=', 'ol.item_id').where('b.inventory_status', '=', 'available').where('loc.is_active', '=', true)
+        .orderBy('b.is_primary', 'desc').orderBy('b.qty_on_hand', 'desc').limit(sql.lit(1)).as('bin'), (join) => join.onTrue())
+      .leftJoinLateral((eb) => eb.selectFrom('locations').select(['id', 'location_code'])
+        .whereRef('location_code', '=', 'ol.bin_location').limit(sql.lit(1)).as('named'), (join) => join.onTrue())
+      .select(['ol.id', 'ol.item_id', sql<number>`ol.qty_warehouse - (${WAREHOUSE_SHIPPED}) - coalesce((
         select sum(l.qty_to_pick) from pick_batch_lines l join pick_batches b on b.id = l.pick_batch_id
-        where l.order_line_id = ol.id and b.status in (${sql.join(LIVE_BATCH)})), 0)`.as('remaining')])
+        where l.order_line_id = ol.id and b.status in (${sql.join(LIVE_BATCH)})), 0)`.as('remaining'),
+        sql<string | null>`coalesce(bin.location_id, named.id)`.as('location_id'),
+        sql<string | null>`coalesce(bin.location_code, ol.bin_location)`.as('bin_location')])
       .where('ol.order_id', '=', orderId).where('ol.qty_warehouse', '>', 0).orderBy('ol.line_number').execute();
     const toPick = open.filter((line) => Number(line.remaining) > 0);
     if (toPick.length === 0) throw invalidStatus('nothing is left to pick on this order: its warehouse lines are shipped or in live batches');
-    const bins = await pickBins(tx, toPick);
     const batch = await tx.insertInto('pick_batches').values({
       order_id: orderId,
       manufacturer_id: order.manufacturer_id,
@@ -84,18 +74,17 @@ export async function startBatch(db: Kysely<DB>, actor: Actor, orderId: string) 
       pick_batch_id: batch.id,
       order_line_id: line.id,
       item_id: line.item_id,
-      location_id: bins.get(line.item_id)!.locationId,
-      bin_location: bins.get(line.item_id)!.code,
+      location_id: line.location_id,
+      bin_location: line.bin_location,
       qty_to_pick: Number(line.remaining),
       short_reason: null,
       pack_verified_at: null,
       pack_verified_by: null,
     }))).execute();
-    await recordHistory(tx, actor, {
+    await recordAndEmit(tx, actor, {
       entityType: 'pick_batch', entityId: batch.id, action: 'started', manufacturerId: batch.manufacturer_id,
       after: { batch_number: batch.batch_number, order_id: orderId, lines: toPick.map((line) => ({ order_line_id: line.id, qty_to_pick: Number(line.remaining) })) },
-    });
-    await emit(tx, 'pick_batch.started', { ...batchEvent(batch, order.order_number), lines: toPick.length }, batch.manufacturer_id);
+    }, 'pick_batch.started', { ...batchEvent(batch, order.order_number), lines: toPick.length });
     return readSession(tx, actor, batch.id, { started: true });
   });
 }
@@ -136,32 +125,45 @@ interface LineChange {
 }
 
 /**
- * Pick and verify are most of the floor's requests (each line, twice), so each is one statement: it locks the batch
- * (only while it has the status the action needs), changes the line where the action's guard holds and writes the
- * history row. When it changed nothing, the batch and line are read to say why. Statuses only move forward, so a second
- * attempt is needed only when the batch reached the status meanwhile. They lock no order: they touch only the batch's
- * own line, so the order-then-batch locking of the other actions never waits on them in a cycle.
+ * Pick and verify are most of the floor's requests (each line, twice), so each is one statement, one round trip to the
+ * database: it locks the batch (only while it has the status the action needs), changes the line where the action's
+ * guard holds, writes the history row, and reads the session to answer with. That read sees the batch as the statement
+ * began, so the changed line is laid over it from the update's RETURNING. When nothing changed, the batch and line are
+ * read to say why. Statuses only move forward, so a second attempt is needed only when the batch reached the status
+ * meanwhile. They lock no order: they touch only the batch's own line, so the order-then-batch locking of the other
+ * actions never waits on them in a cycle.
  */
 async function changeLine(db: Kysely<DB>, actor: Actor, batchId: string, lineId: string, change: LineChange) {
   const inScope = actor.manufacturerId ? sql`and manufacturer_id = ${actor.manufacturerId}` : sql``;
   for (let attempt = 1; ; attempt++) {
-    const result = await sql`
+    const { rows: [session] } = await sql<SessionRow & { changed: ChangedLine | null }>`
       with batch as (
         select id, manufacturer_id from pick_batches where id = ${batchId} and status = ${change.batchStatus} ${inScope} for update
       ), line as (
         update pick_batch_lines l set ${change.set}, updated_at = now()
         from batch where l.id = ${lineId} and l.pick_batch_id = batch.id and ${change.guard}
         returning l.*, batch.manufacturer_id as batch_manufacturer_id
+      ), history as (
+        insert into history (user_id, api_key_id, entity_type, entity_id, action, manufacturer_id, after)
+        select ${actor.userId}, ${actor.apiKeyId}, 'pick_batch', ${batchId}, ${change.action}, batch_manufacturer_id, ${change.after} from line
       )
-      insert into history (user_id, api_key_id, entity_type, entity_id, action, manufacturer_id, after)
-      select ${actor.userId}, ${actor.apiKeyId}, 'pick_batch', ${batchId}, ${change.action}, batch_manufacturer_id, ${change.after} from line`.execute(db);
-    if (result.numAffectedRows === 1n) break;
+      select s.*, (select to_jsonb(line) from line) as changed from ${sessionQuery(db, actor, batchId)} as s`.execute(db);
+    if (session?.changed) return serializeSession(withChangedLine(session, session.changed));
     const batch = await inPartnerScope(db.selectFrom('pick_batches').selectAll().where('id', '=', batchId), actor, 'manufacturer_id').executeTakeFirst();
     if (!batch) throw notFound('pick batch');
-    if (change.explain(batch, await lineOf(db, batchId, lineId)) === 'done') break;
+    // Nothing needed to change: the statement's own read is the batch as it is.
+    if (change.explain(batch, await lineOf(db, batchId, lineId)) === 'done') return serializeSession(session!);
     if (attempt === 2) throw conflict('the batch changed while this was done; read it and try again');
   }
-  return readSession(db, actor, batchId);
+}
+
+/** The columns a line action changes, as the update returned them (JSON, like the session's lines). */
+type ChangedLine = Pick<SessionRow['lines'][number], 'id' | 'status' | 'qty_picked' | 'qty_short' | 'short_reason' | 'pack_verified_at'>;
+
+/** The session with one line as a line action left it. */
+function withChangedLine(session: SessionRow, changed: ChangedLine): SessionRow {
+  const { status, qty_picked, qty_short, short_reason, pack_verified_at } = changed;
+  return { ...session, lines: session.lines.map((line) => (line.id === changed.id ? { ...line, status, qty_picked, qty_short, short_reason, pack_verified_at } : line)) };
 }
 
 /** Picks units; picks add up, and the line is picked once they reach QtyToPick. */
@@ -250,9 +252,13 @@ export function verifyLine(db: Kysely<DB>, actor: Actor, batchId: string, lineId
 export function completeBatch(db: Kysely<DB>, actor: Actor, batchId: string) {
   return batchWrite(db, actor, batchId, async (tx, batch) => {
     requireBatchStatus(batch, ['in_progress'], 'complete');
-    const pending = (await linesOf(tx, batchId)).filter((line) => line.status === 'pending');
-    if (pending.length) throw invalidStatus(`${pending.length} line(s) still pending: pick, short or flag each before completing`);
-    await tx.updateTable('pick_batches').set({ status: 'completed', completed_at: new Date(), updated_at: new Date() }).where('id', '=', batchId).execute();
+    const pending = tx.selectFrom('pick_batch_lines').where('pick_batch_id', '=', batchId).where('status', '=', 'pending');
+    const completed = await tx.updateTable('pick_batches').set({ status: 'completed', completed_at: new Date(), updated_at: new Date() })
+      .where('id', '=', batchId).where((eb) => eb.not(eb.exists(pending.select('id')))).executeTakeFirst();
+    if (completed.numUpdatedRows === 0n) {
+      const { n } = await pending.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      throw invalidStatus(`${n} line(s) still pending: pick, short or flag each before completing`);
+    }
     await recordHistory(tx, actor, { entityType: 'pick_batch', entityId: batchId, action: 'completed', manufacturerId: batch.manufacturer_id, before: { status: batch.status }, after: { status: 'completed' } });
   });
 }

@@ -3,7 +3,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Carrier, DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
-import { emit } from '../../domain/events.ts';
+import { recordAndEmit } from '../../domain/events.ts';
 import { recordHistory, type Author } from '../../domain/history.ts';
 import { shipStock } from '../../domain/stock.ts';
 import type { Actor } from '../../http/auth.ts';
@@ -22,35 +22,35 @@ const LABELLING = ['completed', 'packed'] as const;
 
 /** The primary box (lowest live ParcelSeq) is the batch's tracking; no parcel, no tracking. */
 async function refreshPrimaryTracking(tx: Transaction<DB>, batchId: string) {
-  const primary = await tx.selectFrom('pick_batch_parcels').select(['tracking_number', 'carrier', 'captured_at'])
-    .where('pick_batch_id', '=', batchId).orderBy('parcel_seq').limit(1).executeTakeFirst();
-  await tx.updateTable('pick_batches').set({
-    tracking_number: primary?.tracking_number ?? null,
-    tracking_carrier: primary?.carrier ?? null,
-    tracking_captured_at: primary?.captured_at ?? null,
-    updated_at: new Date(),
-  }).where('id', '=', batchId).execute();
-  return primary;
+  const { rows: [batch] } = await sql<{ tracking_number: string | null; carrier: Carrier | null }>`
+    update pick_batches b set (tracking_number, tracking_carrier, tracking_captured_at) = (
+      select p.tracking_number, p.carrier, p.captured_at from pick_batch_parcels p where p.pick_batch_id = b.id order by p.parcel_seq limit 1
+    ), updated_at = now()
+    where b.id = ${batchId} returning b.tracking_number, b.tracking_carrier as carrier`.execute(tx);
+  return batch?.tracking_number ? { tracking_number: batch.tracking_number, carrier: batch.carrier } : undefined;
 }
 
 /** Records a tracking change and announces the batch's tracking (its primary box) after it; returns that primary. */
 async function trackingChanged(tx: Transaction<DB>, actor: Author, batch: BatchRow, action: string, after: Record<string, unknown>) {
   const primary = await refreshPrimaryTracking(tx, batch.id);
-  await recordHistory(tx, actor, { entityType: 'pick_batch', entityId: batch.id, action, manufacturerId: batch.manufacturer_id, after });
-  await emit(tx, 'shipment.tracking_updated', {
+  await recordAndEmit(tx, actor, { entityType: 'pick_batch', entityId: batch.id, action, manufacturerId: batch.manufacturer_id, after }, 'shipment.tracking_updated', {
     pick_batch_id: batch.id, batch_number: batch.batch_number, order_id: batch.order_id,
     tracking_number: primary?.tracking_number ?? null, carrier: primary?.carrier ?? null,
-  }, batch.manufacturer_id);
+  });
   return primary;
 }
 
 /** A new box with its label: ParcelSeq counts up per batch and is never given out again. */
 async function insertParcel(tx: Transaction<DB>, actor: Author, batch: BatchRow, tracking: Tracking) {
-  const { last_parcel_seq: seq } = await tx.updateTable('pick_batches').set((eb) => ({ last_parcel_seq: eb('last_parcel_seq', '+', 1) }))
-    .where('id', '=', batch.id).returning('last_parcel_seq').executeTakeFirstOrThrow();
-  return tx.insertInto('pick_batch_parcels').values({
-    pick_batch_id: batch.id, parcel_seq: seq, tracking_number: tracking.tracking_number.trim(), carrier: tracking.carrier, captured_by: actor.userId,
-  }).returningAll().executeTakeFirstOrThrow();
+  return tx.with('seq', (db) => db.updateTable('pick_batches').set((eb) => ({ last_parcel_seq: eb('last_parcel_seq', '+', 1) }))
+    .where('id', '=', batch.id).returning('last_parcel_seq'))
+    .insertInto('pick_batch_parcels')
+    .columns(['pick_batch_id', 'parcel_seq', 'tracking_number', 'carrier', 'captured_by'])
+    .expression((eb) => eb.selectFrom('seq').select((s) => [
+      s.val(batch.id).as('pick_batch_id'), 'last_parcel_seq', s.val(tracking.tracking_number.trim()).as('tracking_number'),
+      s.val(tracking.carrier).as('carrier'), s.val(actor.userId).as('captured_by'),
+    ]))
+    .returningAll().executeTakeFirstOrThrow();
 }
 
 /** The primary box's label: the lowest live parcel gets it, or a first parcel is made. */
@@ -156,14 +156,13 @@ async function shipLockedBatch(tx: Transaction<DB>, actor: Actor, batch: BatchRo
     where order_lines.id = s.order_line_id`.execute(tx);
   const now = new Date();
   await tx.updateTable('pick_batches').set({ status: 'shipped', shipped_at: now, shipped_by: actor.userId, updated_at: now }).where('id', '=', batch.id).execute();
-  await recordHistory(tx, actor, {
+  await recordAndEmit(tx, actor, {
     entityType: 'pick_batch', entityId: batch.id, action: 'shipped', manufacturerId: batch.manufacturer_id,
     before: { status: batch.status }, after: { status: 'shipped', lines: lines.map((line) => ({ order_line_id: line.order_line_id, qty_shipped: line.qty_picked })) },
-  });
-  await emit(tx, 'pick_batch.shipped', {
+  }, 'pick_batch.shipped', {
     ...batchEvent({ ...batch, status: 'shipped' }, order.order_number), tracking_number: primary?.tracking_number ?? null, carrier: primary?.carrier ?? null,
     lines: lines.map((line) => ({ order_line_id: line.order_line_id, item_id: line.item_id, qty_shipped: line.qty_picked })),
-  }, batch.manufacturer_id);
+  });
   await followWarehouseShipment(tx, actor, order);
 }
 

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { Closed, Nullable } from '../../http/schemas.ts';
 import { INVENTORY_STATUSES, MOVEMENT_TYPES } from '../inventory/schemas.ts';
-import { columnsOf, hours, pageOfRows, PartnerRow, partnerOf, ratio, sum, sumColumns, type Report } from './report.ts';
+import { columnsOf, hours, pageOfRows, PartnerRow, partnerOf, ratio, sum, sumColumns, type PartnerColumns, type Report } from './report.ts';
 
 const Hours = (description: string) => Nullable(Type.Number({ description }));
 
@@ -41,7 +41,7 @@ export const orderFulfillment: Report = {
     const { start, end } = period!;
     const inPeriod = (column: string) => sql`${sql.ref(column)} >= ${start} and ${sql.ref(column)} < ${end} ${partnerOf(manufacturerId, 'manufacturer_id')}`;
     // Grouping sets give each partner's row and, with manufacturer_id null, the totals over all of them.
-    const { rows } = await sql<FulfillmentGroup & { manufacturer_code: string; manufacturer_name: string }>`
+    const { rows } = await sql<FulfillmentGroup & PartnerColumns>`
       with entered as (select manufacturer_id, count(*) n from orders where ${inPeriod('created_at')} group by manufacturer_id),
       released as (select manufacturer_id, count(*) n from orders where ${inPeriod('released_at')} group by manufacturer_id),
       shipped_orders as (
@@ -114,7 +114,7 @@ export const receiving: Report = {
   totals: Closed(receivingCounts),
   async run(db, { period, manufacturerId, page }) {
     const { from, to } = period!;
-    const { rows } = await sql<ReceivingGroup & { manufacturer_id: string; manufacturer_code: string; manufacturer_name: string }>`
+    const { rows } = await sql<ReceivingGroup & PartnerColumns>`
       with lines as (
         select l.batch_id, count(*) lines, sum(l.qty_received) received,
           sum(case when l.inspection_status = 'waived' then l.qty_received else coalesce(l.qty_passed, 0) end) passed,

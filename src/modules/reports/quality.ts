@@ -2,7 +2,7 @@
 import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { Closed, Nullable } from '../../http/schemas.ts';
-import { columnsOf, hours, pageOfRows, PartnerRow, partnerOf, ratio, sumColumns, type Report } from './report.ts';
+import { columnsOf, hours, pageOfRows, PartnerRow, partnerOf, ratio, sumColumns, type PartnerColumns, type Report } from './report.ts';
 
 const accuracyCounts = {
   lines_counted: Type.Integer({ description: 'Count lines counted in the period (batches not cancelled).' }),
@@ -25,7 +25,7 @@ export const cycleCountAccuracy: Report = {
   totals: Closed(accuracyCounts),
   async run(db, { period, manufacturerId, page }) {
     const { start, end } = period!;
-    const { rows } = await sql<AccuracyGroup & { manufacturer_id: string; manufacturer_code: string; manufacturer_name: string }>`
+    const { rows } = await sql<AccuracyGroup & PartnerColumns>`
       select m.id manufacturer_id, m.code manufacturer_code, m.name manufacturer_name, count(*)::int lines_counted,
         (count(*) filter (where l.variance <> 0))::int lines_with_variance, coalesce(sum(abs(l.variance)), 0)::float8 variance_units,
         coalesce(sum(l.variance), 0)::float8 net_variance_units, round(coalesce(sum(abs(l.variance) * i.average_cost), 0), 2)::float8 variance_value

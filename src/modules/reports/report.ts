@@ -78,6 +78,9 @@ export function inOneSnapshot<T>(db: Kysely<DB>, read: (tx: Kysely<DB>) => Promi
   return db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(read);
 }
 
+/** The partner columns a report's grouped query returns beside its counts. */
+export type PartnerColumns = { manufacturer_id: string; manufacturer_code: string; manufacturer_name: string };
+
 /** A row of a report grouped by supply partner: the partner, then the report's own columns. */
 export const PartnerRow = <P extends TProperties>(columns: P) =>
   Closed({ manufacturer_id: Uuid, manufacturer_code: Type.String(), manufacturer_name: Type.String(), ...columns });
