@@ -248,6 +248,15 @@ export interface ItemStockStateTable {
   date_last_movement: ColumnType<Date | string | null, never, never>;
 }
 
+/** Maintained by the triggers of migration 0017 and folded by src/db/list-counts.ts; the API never writes it. */
+export interface ListCountsTable {
+  list: ColumnType<'orders' | 'items', never, never>;
+  manufacturer_id: ColumnType<string, never, never>;
+  status: ColumnType<string, never, never>;
+  flags: ColumnType<number, never, never>;
+  n: ColumnType<number, never, never>;
+}
+
 export interface ItemAliasesTable {
   id: Generated<string>;
   item_id: string;
@@ -687,6 +696,7 @@ export interface DocumentsTable {
 export interface DB {
   items: ItemsTable;
   item_stock_state: ItemStockStateTable;
+  list_counts: ListCountsTable;
   item_aliases: ItemAliasesTable;
   item_locations: ItemLocationsTable;
   inventory_movements: InventoryMovementsTable;

@@ -1,6 +1,7 @@
 // The item list (filters, sorts, q) and the item search, in SQL that the indexes of migrations 0003 and 0009 serve.
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import { containsPattern } from '../../db/like.ts';
+import { countedTotal } from '../../db/list-counts.ts';
 import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import type { Page } from '../../http/pagination.ts';
@@ -38,6 +39,11 @@ const STOCK_FILTERS: Record<(typeof ITEM_FILTERS)[number], (eb: StockEb) => Expr
   out_of_stock: (eb) => eb('s.qty_on_hand', '=', 0),
   below_reorder: (eb) => eb.and([eb('s.reorder_level', '>', 0), eb('s.qty_available', '<', eb.ref('s.reorder_level'))]),
   missing_price: (eb) => eb('s.price_1', 'is', null),
+};
+
+// The same filters as bits of item_stock_flags (migration 0017), for the maintained totals.
+const FLAG_BITS: Record<(typeof ITEM_FILTERS)[number], number> = {
+  negative: 1, oversold: 2, out_of_stock: 4, below_reorder: 8, missing_price: 16,
 };
 
 // Items with outbound units in the last year, and how many: read from the partial index of shipments.
@@ -159,20 +165,35 @@ export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, pag
   // Ties break by item number, then id, so pages never overlap.
   if (order[order.length - 1]![0] !== 'i.item_number_normalized') rows = rows.orderBy('i.item_number_normalized');
   rows = rows.orderBy('i.id');
-  // The exact count reads one table when it can: item_stock_state when no filter needs a column only items holds (for a
-  // stock filter, a scan of its partial index), items when no stock condition does (a stock sort does not change the
-  // count); both joined only when both kinds of filter are present.
+  const [data, total] = await Promise.all([
+    (onStockState ? rows : rows.limit(page.perPage).offset(page.offset)).execute(),
+    itemTotal(db, actor, f),
+  ]);
+  return { rows: data, total };
+}
+
+/**
+ * The exact total: from the maintained counts (migration 0017) when only partner, status and stock filters narrow the
+ * list, as they do on most screens. Otherwise counted, reading one table when it can: item_stock_state when no filter
+ * needs a column only items holds, items when no stock condition does (a stock sort does not change the count), both
+ * joined only when both kinds of filter are present.
+ */
+async function itemTotal(db: Kysely<DB>, actor: Actor, f: ItemFilter): Promise<number> {
+  if (!hasItemsFilter(f) && !f.movement && !f.velocity) {
+    return countedTotal(db, {
+      list: 'items',
+      manufacturerId: actor.manufacturerId ?? f.manufacturer,
+      statuses: statuses(f),
+      anyFlags: (f.filter ?? []).reduce((bits, name) => bits | FLAG_BITS[name], 0),
+    });
+  }
   const countAll = sql<number>`count(*)`.as('count');
   const count = !hasItemsFilter(f)
     ? filteredStockState(db, actor, f).select(countAll)
     : !hasStockCondition(f)
       ? filteredItems(db, actor, f).select(countAll)
       : filteredStockState(db, actor, f).innerJoin('items as i', 'i.id', 's.item_id').where((eb) => itemsConditions(eb, f)).select(countAll);
-  const [data, total] = await Promise.all([
-    (onStockState ? rows : rows.limit(page.perPage).offset(page.offset)).execute(),
-    count.executeTakeFirstOrThrow(),
-  ]);
-  return { rows: data, total: total.count };
+  return (await count.executeTakeFirstOrThrow()).count;
 }
 
 export type SearchHit = ListRow & {

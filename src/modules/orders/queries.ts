@@ -2,6 +2,7 @@
 // includes of the detail response (fulfilment, shipments, blocks, documents).
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
+import { countedTotal } from '../../db/list-counts.ts';
 import { containsPattern } from '../../db/like.ts';
 import type { DB, OrderStatus, Priority } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
@@ -114,14 +115,21 @@ function filteredOrders(db: Kysely<DB>, actor: Actor, f: OrderFilter) {
 export async function listOrders(db: Kysely<DB>, actor: Actor, f: OrderFilter, page: Page) {
   const [ids, total] = await Promise.all([
     filteredOrders(db, actor, f).select('o.id').orderBy('o.order_number', 'desc').limit(page.perPage).offset(page.offset).execute(),
-    filteredOrders(db, actor, f).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
+    orderTotal(db, actor, f),
   ]);
   const rows = ids.length === 0 ? [] : await withJoins(db)
     .select(DISPLAY_SUBSTATUS.as('display_substatus'))
     .where('o.id', '=', sql<string>`any(${ids.map((row) => row.id)}::uuid[])`)
     .orderBy('o.order_number', 'desc')
     .execute();
-  return { rows, total: total.count };
+  return { rows, total };
+}
+
+/** The exact total: from the maintained counts (migration 0017) when only partner and status narrow the list, else counted. */
+async function orderTotal(db: Kysely<DB>, actor: Actor, f: OrderFilter): Promise<number> {
+  const narrowedFurther = f.customer || f.priorities.length || f.aged_hours || f.from || f.to || f.awaiting_direct_ship || f.q?.trim();
+  if (!narrowedFurther) return countedTotal(db, { list: 'orders', manufacturerId: actor.manufacturerId ?? f.manufacturer, statuses: f.statuses });
+  return (await filteredOrders(db, actor, f).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow()).count;
 }
 
 type LifecycleAction = 'created' | 'released' | 'shipped' | 'picked_up' | 'cancelled' | 'started' | 'packed';

@@ -1,0 +1,41 @@
+// Totals of the order and item lists from the counts the database maintains (migration 0017), and the fold that keeps
+// them a row per key. A total is the sum of its key's rows, read in the caller's snapshot: as exact as count(*).
+import { sql, type Kysely } from 'kysely';
+import type { DB } from './schema.ts';
+
+export interface CountedList {
+  list: 'orders' | 'items';
+  /** One partner's rows; all partners' when absent. */
+  manufacturerId?: string;
+  /** Any of these statuses; every status when absent or empty. */
+  statuses?: readonly string[];
+  /** items: rows with any of these stock-flag bits (item_stock_flags); every row when absent or 0. */
+  anyFlags?: number;
+}
+
+export async function countedTotal(db: Kysely<DB>, key: CountedList): Promise<number> {
+  const conditions = [sql`list = ${key.list}`];
+  if (key.manufacturerId) conditions.push(sql`manufacturer_id = ${key.manufacturerId}`);
+  if (key.statuses?.length) conditions.push(sql`status = any(${[...key.statuses]}::text[])`);
+  if (key.anyFlags) conditions.push(sql`flags & ${key.anyFlags}::smallint <> 0`);
+  const { rows } = await sql<{ total: number }>`
+    select coalesce(sum(n), 0)::int as total from list_counts where ${sql.join(conditions, sql` and `)}`.execute(db);
+  return rows[0]!.total;
+}
+
+/**
+ * Sums each key that has several rows into one. Safe in every instance at once: a row another fold deleted first is
+ * skipped by this one's delete (and so left out of its sum), and readers see the rows either before or after.
+ */
+export async function foldListCounts(db: Kysely<DB>): Promise<void> {
+  await sql`
+    with busy as (
+      select list, manufacturer_id, status, flags from list_counts group by 1, 2, 3, 4 having count(*) > 1
+    ), gone as (
+      delete from list_counts c using busy b
+      where c.list = b.list and c.manufacturer_id = b.manufacturer_id and c.status = b.status and c.flags = b.flags
+      returning c.list, c.manufacturer_id, c.status, c.flags, c.n
+    )
+    insert into list_counts (list, manufacturer_id, status, flags, n)
+    select list, manufacturer_id, status, flags, sum(n) from gone group by 1, 2, 3, 4 having sum(n) <> 0`.execute(db);
+}

@@ -1,0 +1,147 @@
+// The order and item lists' totals come from counts the database maintains (migration 0017): whatever writes orders or
+// items — the API, a bulk load, a statement behind the app's back, a delete, a fold, many writers at once — every
+// total equals count(*) over the rows the list's own conditions select.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../src/db/schema.ts';
+import { countedTotal, foldListCounts } from '../src/db/list-counts.ts';
+import { adjust, call, createManufacturer, onPostgres, startApp, type TestApp } from './helpers.ts';
+import { setUpFloor, stockedItem, releasedOrder, type Floor } from './picking-kit.ts';
+
+const ORDER_STATUSES = ['entered', 'released', 'partial', 'shipped', 'billed', 'closed', 'cancelled'];
+const ITEM_STATUSES = ['active', 'inactive', 'discontinued'];
+// The list's stock filters, written out independently of item_stock_flags, in the bit order of migration 0017.
+const FILTER_SQL = [
+  'qty_on_hand < 0', 'qty_available < 0', 'qty_on_hand = 0', 'reorder_level > 0 and qty_available < reorder_level', 'price_1 is null',
+];
+
+async function counted(db: Kysely<DB>, table: 'orders' | 'item_stock_state', where: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)} where ${sql.raw(where)}`.execute(db);
+  return rows[0]!.n;
+}
+
+const inList = (values: string[]) => values.map((v) => `'${v}'`).join(', ');
+
+/** Every total the lists can ask for, against count(*): each partner and all, each status, several at once, all. */
+async function assertTotalsExact(db: Kysely<DB>, partners: string[]) {
+  const statusSets = (all: string[]) => [[], ...all.map((s) => [s]), all.slice(0, 3)];
+  for (const partner of [undefined, ...partners]) {
+    const byPartner = partner ? `manufacturer_id = '${partner}'` : 'true';
+    for (const statuses of statusSets(ORDER_STATUSES)) {
+      const where = `${byPartner} and ${statuses.length ? `status in (${inList(statuses)})` : 'true'}`;
+      assert.equal(await countedTotal(db, { list: 'orders', manufacturerId: partner, statuses }), await counted(db, 'orders', where), `orders where ${where}`);
+    }
+    for (const statuses of statusSets(ITEM_STATUSES)) {
+      for (let flags = 0; flags < 32; flags++) {
+        const chosen = FILTER_SQL.filter((_, bit) => flags & (1 << bit));
+        const where = `${byPartner} and ${statuses.length ? `status in (${inList(statuses)})` : 'true'} and ${chosen.length ? `((${chosen.join(') or (')}))` : 'true'}`;
+        assert.equal(await countedTotal(db, { list: 'items', manufacturerId: partner, statuses, anyFlags: flags }), await counted(db, 'item_stock_state', where), `items where ${where}`);
+      }
+    }
+  }
+}
+
+const keysWithSeveralRows = async (db: Kysely<DB>) => (await sql<{ n: number }>`select count(*)::int as n from (
+  select 1 from list_counts group by list, manufacturer_id, status, flags having count(*) > 1) k`.execute(db)).rows[0]!.n;
+
+describe('list totals maintained by the database', () => {
+  let t: TestApp;
+  let floor: Floor;
+  before(async () => {
+    t = await startApp();
+    floor = await setUpFloor(t);
+  });
+  after(() => t?.close());
+
+  test('orders entered, released and cancelled, and items created, stocked, repriced and retired through the API', async () => {
+    const stocked = await stockedItem(floor, 10);
+    const empty = await stockedItem(floor, 0);
+    await stockedItem(floor, 3, floor.otherPartner);
+    await call(t.app, 'PATCH', `/api/v1/items/${stocked}`, { key: t.adminKey, body: { reorder_level: 20 } });
+    await call(t.app, 'PATCH', `/api/v1/items/${empty}`, { key: t.adminKey, body: { status: 'discontinued' } });
+    await releasedOrder(floor, [{ item: stocked, qty: 4 }]);
+    const entered = await call(t.app, 'POST', '/api/v1/orders', {
+      key: t.adminKey, body: { manufacturer_id: floor.partner, customer_id: floor.customer, lines: [{ item_id: stocked, qty_ordered: 3, unit_price: 1 }] },
+    });
+    assert.equal(entered.status, 201);
+    const cancelled = await releasedOrder(floor, [{ item: stocked, qty: 1 }]);
+    assert.equal((await call(t.app, 'POST', `/api/v1/orders/${cancelled}/cancel`, { key: t.adminKey, body: {} })).status, 200);
+    await assertTotalsExact(t.db, [floor.partner, floor.otherPartner]);
+
+    // The lists answer with those totals.
+    const open = await call(t.app, 'GET', '/api/v1/orders?status=open', { key: t.adminKey });
+    assert.equal(open.body.meta.total_count, await counted(t.db, 'orders', `status in ('entered', 'released', 'partial')`));
+    const below = await call(t.app, 'GET', `/api/v1/items?filter=below_reorder&filter=out_of_stock&manufacturer=${floor.partner}`, { key: t.adminKey });
+    assert.equal(below.body.meta.total_count, await counted(t.db, 'item_stock_state',
+      `manufacturer_id = '${floor.partner}' and status = 'active' and (qty_on_hand = 0 or (reorder_level > 0 and qty_available < reorder_level))`));
+    assert.ok(below.body.meta.total_count >= 1, 'the repriced item is below its reorder level');
+  });
+
+  test('writes behind the app: a bulk load, a statement over many rows, deletes; a fold keeps every total and leaves a row per key', async () => {
+    const partner = await createManufacturer(t, 'CNT');
+    await sql`insert into items (manufacturer_id, item_number_display, item_number_normalized, description, qty_on_hand, reorder_level, price_1)
+      select ${partner}, 'CNT-' || n, 'CNT' || n, 'counted', n % 5 - 1, n % 3, case when n % 4 = 0 then null else 2 end
+      from generate_series(1, 300) n`.execute(t.db);
+    await sql`update items set qty_committed = qty_committed + 2, status = case when qty_on_hand > 2 then 'inactive' else status end
+      where manufacturer_id = ${partner}`.execute(t.db);
+    await sql`update items set qty_on_hand = qty_on_hand + 1 where manufacturer_id = ${partner} and item_number_normalized like 'CNT1%'`.execute(t.db);
+    await sql`delete from items where manufacturer_id = ${partner} and item_number_normalized like 'CNT2%'`.execute(t.db);
+    await sql`update orders set status = 'closed' where status = 'cancelled'`.execute(t.db);
+    await assertTotalsExact(t.db, [floor.partner, floor.otherPartner, partner]);
+
+    assert.ok(await keysWithSeveralRows(t.db) > 0, 'changes appended rows');
+    await foldListCounts(t.db);
+    assert.equal(await keysWithSeveralRows(t.db), 0, 'a row per key after the fold');
+    await assertTotalsExact(t.db, [floor.partner, floor.otherPartner, partner]);
+    const zero = await sql<{ n: number }>`select count(*)::int as n from list_counts where n = 0`.execute(t.db);
+    assert.equal(zero.rows[0]!.n, 0, 'keys that sum to nothing are dropped');
+  });
+
+  test('a TRUNCATE empties the list totals with it', async () => {
+    await sql`truncate orders cascade`.execute(t.db);
+    assert.equal(await countedTotal(t.db, { list: 'orders' }), 0);
+    assert.ok(await countedTotal(t.db, { list: 'items' }) > 0, 'the items keep theirs');
+    await assertTotalsExact(t.db, [floor.partner]);
+  });
+});
+
+describe('list totals under concurrent writers and folds (PostgreSQL)', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL (PGlite runs one transaction at a time)' }, () => {
+  let t: TestApp;
+  let floor: Floor;
+  before(async () => {
+    t = await startApp();
+    floor = await setUpFloor(t);
+  });
+  after(() => t?.close());
+
+  test('40 orders entered and released and 40 stock changes at once, with folds running meanwhile: every total exact', async () => {
+    const items = await Promise.all(Array.from({ length: 8 }, () => stockedItem(floor, 5)));
+    let folding = true;
+    const folds = (async () => {
+      let n = 0;
+      while (folding) {
+        await foldListCounts(t.db);
+        n++;
+      }
+      return n;
+    })();
+    const orders = Array.from({ length: 40 }, (_, i) => (async () => {
+      const entered = await call(t.app, 'POST', '/api/v1/orders', {
+        key: t.adminKey, body: { manufacturer_id: floor.partner, customer_id: floor.customer, lines: [{ item_id: items[i % 8], qty_ordered: 1, unit_price: 1 }] },
+      });
+      assert.equal(entered.status, 201, JSON.stringify(entered.body));
+      if (i % 2 === 0) assert.equal((await call(t.app, 'POST', `/api/v1/orders/${entered.body.data.order.id}/release`, { key: t.adminKey })).status, 200);
+    })());
+    const adjustments = Array.from({ length: 40 }, (_, i) => adjust(t, items[i % 8]!, i % 2 === 0 ? -1 : 1, floor.bin));
+    const answers = await Promise.all([...orders, ...adjustments]);
+    folding = false;
+    assert.ok(await folds > 0, 'folds ran during the writes');
+    for (const answer of answers) if (answer) assert.equal(answer.status, 201, JSON.stringify(answer.body));
+    await assertTotalsExact(t.db, [floor.partner]);
+    assert.equal(await countedTotal(t.db, { list: 'orders', manufacturerId: floor.partner }), 40);
+    await foldListCounts(t.db);
+    assert.equal(await keysWithSeveralRows(t.db), 0);
+    await assertTotalsExact(t.db, [floor.partner]);
+  });
+});
