@@ -60,6 +60,13 @@ async function stored<T extends pg.QueryResultRow>(text: string, values: unknown
   }
 }
 
+/** A POST that must succeed (200 or 201): its data. */
+async function accepted(service: Service, key: string, path: string, body?: unknown) {
+  const answer = await request(service, 'POST', `/api/v1${path}`, { key, ...(body === undefined ? {} : { body }) });
+  assert.ok(answer.status === 200 || answer.status === 201, `${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return answer.body.data;
+}
+
 const skip = !onPostgres && 'needs PostgreSQL (TEST_DATABASE_URL)';
 
 test('one limit for both: failed keys from one address are counted across the instances', { skip }, async () => {
@@ -74,11 +81,7 @@ test('one limit for both: failed keys from one address are counted across the in
 test('orders entered and released on both at once: order and release numbers unique, release numbers without gaps', { skip }, async () => {
   const [a, b] = services as [Service, Service];
   const key = printedAdminKey(a);
-  const post = async (service: Service, path: string, body?: unknown) => {
-    const answer = await request(service, 'POST', `/api/v1${path}`, { key, ...(body === undefined ? {} : { body }) });
-    assert.ok(answer.status === 200 || answer.status === 201, `${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
-    return answer.body.data;
-  };
+  const post = (service: Service, path: string, body?: unknown) => accepted(service, key, path, body);
   const partner = await post(a, '/manufacturers', { code: 'NUMS', name: 'Numbers partner' });
   const customer = await post(a, '/customers', { account_number: 'C-NUMS', name: 'Numbers customer', address_line_1: '1 Main St', city: 'Springfield', state: 'IL', zip_code: '62701' });
   const item = (await post(a, '/items', { manufacturer_id: partner.id, item_number_display: 'NUMS-1', description: 'numbered' })).item;
@@ -98,11 +101,7 @@ test('orders entered and released on both at once: order and release numbers uni
 test('a burst delivered by two instances, one killed mid-burst: every event arrives, duplicates only of the killed one\'s sends, no acknowledged write lost', { skip }, async () => {
   const [a, b] = services as [Service, Service];
   const key = printedAdminKey(a);
-  const post = async (path: string, body: unknown) => {
-    const answer = await request(a, 'POST', `/api/v1${path}`, { key, body });
-    assert.ok(answer.status === 200 || answer.status === 201, `${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
-    return answer.body.data;
-  };
+  const post = (path: string, body: unknown) => accepted(a, key, path, body);
   const port = (receiver.address() as { port: number }).port;
   const subscription = await post('/webhooks', { url: `http://127.0.0.1:${port}/in`, event_kinds: ['inventory.adjusted'] });
   const partner = await post('/manufacturers', { code: 'KILL', name: 'Kill test partner' });

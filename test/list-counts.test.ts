@@ -45,15 +45,16 @@ async function assertTotalsExact(db: Kysely<DB>, partners: string[]) {
 const keysWithSeveralRows = async (db: Kysely<DB>) => (await sql<{ n: number }>`select count(*)::int as n from (
   select 1 from list_counts group by list, manufacturer_id, status, flags having count(*) > 1) k`.execute(db)).rows[0]!.n;
 
-describe('list totals maintained by the database', () => {
-  let t: TestApp;
-  let floor: Floor;
-  before(async () => {
-    t = await startApp();
-    floor = await setUpFloor(t);
-  });
-  after(() => t?.close());
+// One app for the file: the concurrent round runs after the first, on the same warehouse.
+let t: TestApp;
+let floor: Floor;
+before(async () => {
+  t = await startApp();
+  floor = await setUpFloor(t);
+});
+after(() => t?.close());
 
+describe('list totals maintained by the database', () => {
   test('orders entered, released and cancelled, and items created, stocked, repriced and retired through the API', async () => {
     const stocked = await stockedItem(floor, 10);
     const empty = await stockedItem(floor, 0);
@@ -107,14 +108,6 @@ describe('list totals maintained by the database', () => {
 });
 
 describe('list totals under concurrent writers and folds (PostgreSQL)', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL (PGlite runs one transaction at a time)' }, () => {
-  let t: TestApp;
-  let floor: Floor;
-  before(async () => {
-    t = await startApp();
-    floor = await setUpFloor(t);
-  });
-  after(() => t?.close());
-
   test('40 orders entered and released and 40 stock changes at once, with folds running meanwhile: every total exact', async () => {
     const items = await Promise.all(Array.from({ length: 8 }, () => stockedItem(floor, 5)));
     let folding = true;
