@@ -52,6 +52,8 @@ declare module 'fastify' {
 export interface AppDeps {
   config: Config;
   db: Kysely<DB>;
+  /** Lag-tolerant reads (Database.reads); absent: `db`. */
+  reads?: Kysely<DB>;
   counters: CounterStore;
   /** The database's NOTIFY listener; without it every request looks its key up in the database. */
   listen?: Database['listen'];
@@ -216,9 +218,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     app.addHook('onClose', unlisten);
   }
 
-  app.decorate('readCache', registerReadCache(app, db, config.readCacheBytes));
+  const reads = deps.reads ?? db;
+  // Lists are versioned by the snapshot of the server they are read from.
+  app.decorate('readCache', registerReadCache(app, reads, config.readCacheBytes));
 
-  const moduleDeps: ModuleDeps = { db, config, documents: directoryStore(config.documentsDir), counters: deps.counters };
+  const moduleDeps: ModuleDeps = { db, reads, config, documents: directoryStore(config.documentsDir), counters: deps.counters };
   await inviteRoutes(app, moduleDeps);
   await carrierInboxRoutes(app, moduleDeps);
   await app.register(async (api) => {

@@ -6,6 +6,17 @@ export interface Config {
   port: number;
   /** postgres://... when set; otherwise the embedded PGlite under dataDir. */
   databaseUrl: string | null;
+  /** postgres://... of a read replica for lag-tolerant reads (lists, search, reports, the event poll); null: the primary. */
+  databaseReadUrl: string | null;
+  /**
+   * Where the key cache LISTENs for revocations: a direct connection to the primary. Null: the cache is off and every
+   * request reads its key from the database (the default behind a transaction pooler, which cannot carry a LISTEN).
+   */
+  databaseListenUrl: string | null;
+  /** 'transaction': a transaction-pooling PgBouncer sits between the service and PostgreSQL (WMS_DB_POOLER). */
+  dbPooler: 'none' | 'transaction';
+  /** Statements run as named prepared statements (off behind a transaction pooler that cannot keep them). */
+  dbPreparedStatements: boolean;
   dataDir: string;
   /** Plaintext key given to the first admin on an empty database (WMS_BOOTSTRAP_ADMIN_KEY). */
   bootstrapAdminKey: string | null;
@@ -51,6 +62,25 @@ function text(env: NodeJS.ProcessEnv, name: string): string | null {
   return raw ? raw : null;
 }
 
+function postgresUrl(env: NodeJS.ProcessEnv, name: string): string | null {
+  const url = text(env, name);
+  if (url && !/^postgres(ql)?:\/\//.test(url)) throw new ConfigError(`${name} must start with postgres:// or postgresql://`);
+  return url;
+}
+
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, values: readonly T[], fallback: T): T {
+  const raw = text(env, name) ?? fallback;
+  if (!values.includes(raw as T)) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
+function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = text(env, name);
+  if (raw === null) return fallback;
+  if (raw !== '0' && raw !== '1') throw new ConfigError(`${name} must be 0 or 1, got "${raw}"`);
+  return raw === '1';
+}
+
 // Never "trust everyone": any client could then pick its own address and escape the per-address limit.
 function trustedProxies(value: string | null): number | string | false {
   if (!value) return false;
@@ -65,10 +95,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = text(env, 'WMS_DATA_DIR') ?? './data';
   const host = text(env, 'HOST') ?? '127.0.0.1';
   const port = integer(env, 'PORT', 8080, 0);
-  const databaseUrl = text(env, 'DATABASE_URL');
-  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
-  }
+  const databaseUrl = postgresUrl(env, 'DATABASE_URL');
+  const databaseReadUrl = postgresUrl(env, 'DATABASE_READ_URL');
+  if (databaseReadUrl && !databaseUrl) throw new ConfigError('DATABASE_READ_URL needs DATABASE_URL (the primary every write goes to)');
+  const dbPooler = oneOf(env, 'WMS_DB_POOLER', ['none', 'transaction'] as const, 'none');
+  const databaseListenUrl = postgresUrl(env, 'DATABASE_LISTEN_URL') ?? (dbPooler === 'transaction' ? null : databaseUrl);
   const bootstrapAdminKey = text(env, 'WMS_BOOTSTRAP_ADMIN_KEY');
   if (bootstrapAdminKey && !/^jwc_[0-9A-Za-z]{27,}$/.test(bootstrapAdminKey)) {
     throw new ConfigError('WMS_BOOTSTRAP_ADMIN_KEY must be jwc_ followed by at least 27 base62 characters (160 bits)');
@@ -79,6 +110,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host,
     port,
     databaseUrl,
+    databaseReadUrl,
+    databaseListenUrl,
+    dbPooler,
+    dbPreparedStatements: flag(env, 'WMS_DB_PREPARED_STATEMENTS', dbPooler !== 'transaction'),
     dataDir,
     bootstrapAdminKey,
     publicUrl: (text(env, 'WMS_PUBLIC_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, ''),

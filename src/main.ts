@@ -19,7 +19,7 @@ const RETRY_MAX_MS = 5000;
 /** Migrations on a connection of their own, without the statement timeout of requests (a migration may take long). */
 async function migrateDatabase(config: Config, database: Database): Promise<string[]> {
   if (database.kind === 'pglite') return migrate(database.db);
-  const migrator = await connect(config, { poolSize: 1, statementTimeoutMs: 0 });
+  const migrator = await connect(config, { poolSize: 1, statementTimeoutMs: 0, readUrl: null });
   try {
     return await migrate(migrator.db);
   } finally {
@@ -77,7 +77,7 @@ async function main() {
   const counters = config.redisUrl ? redisCounterStore(config.redisUrl, { log }) : memoryCounterStore();
   let ready = false;
   const app = await buildApp({
-    config, db: database.db, counters, listen: database.listen, ping: database.ping, loggerInstance: log, databaseReady: () => ready,
+    config, db: database.db, reads: database.reads, counters, listen: database.listen, ping: database.ping, loggerInstance: log, databaseReady: () => ready,
   });
 
   const pruner = setInterval(() => {

@@ -2,7 +2,9 @@
 // and the service itself as a child process (`node src/main.ts`), so that a crash or a kill is a real one.
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -43,6 +45,7 @@ export async function waitFor(condition: () => boolean | Promise<boolean>, timeo
 
 export interface Cluster {
   url: string;
+  port: number;
   start(): Promise<void>;
   stop(): Promise<void>;
   restart(): Promise<void>;
@@ -55,6 +58,9 @@ export interface Cluster {
 const ctl = (name: string, action: 'start' | 'stop' | 'restart') =>
   run('pg_ctlcluster', ['--skip-systemctl-redirect', PG_VERSION, name, action, ...(action === 'start' ? [] : ['-m', 'fast'])]);
 
+const dropCluster = (name: string) =>
+  run('pg_dropcluster', [PG_VERSION, name, '--stop']).catch(() => run('pg_dropcluster', [PG_VERSION, name])).then(() => {});
+
 /** A PostgreSQL cluster of the test's own on a free port, trust auth, no fsync; dropped by `drop()`. */
 export async function createCluster(): Promise<Cluster> {
   const name = `wmsfault_${process.pid}_${randomBytes(3).toString('hex')}`;
@@ -64,7 +70,7 @@ export async function createCluster(): Promise<Cluster> {
     '-o', 'fsync=off', '-o', 'synchronous_commit=off', '-o', 'full_page_writes=off',
     '--', '--auth-host=trust', '--auth-local=trust',
   ]);
-  const drop = () => run('pg_dropcluster', [PG_VERSION, name, '--stop']).catch(() => run('pg_dropcluster', [PG_VERSION, name])).then(() => {});
+  const drop = () => dropCluster(name);
   try {
     await created;
     await ctl(name, 'start');
@@ -73,6 +79,34 @@ export async function createCluster(): Promise<Cluster> {
     throw error;
   }
   await run('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-qc', 'create database wms']);
+  return clusterHandle(name, port, drop);
+}
+
+/**
+ * A hot standby of `primary` on a port of its own: a cluster whose data directory is replaced by a pg_basebackup of
+ * the primary with standby.signal and the primary's address written (-R), so it streams and replays what the primary
+ * writes and answers read-only queries meanwhile.
+ */
+export async function createStandby(primary: Cluster): Promise<Cluster> {
+  const name = `wmsstandby_${process.pid}_${randomBytes(3).toString('hex')}`;
+  const port = await freePort();
+  const drop = () => dropCluster(name);
+  try {
+    await run('pg_createcluster', [PG_VERSION, name, '--port', String(port), '--start-conf', 'manual', '--', '--auth-host=trust', '--auth-local=trust']);
+    const dataDir = `/var/lib/postgresql/${PG_VERSION}/${name}`;
+    // Emptied, not removed: the directory above belongs to root, and pg_basebackup (as postgres) fills an empty one.
+    for (const entry of readdirSync(dataDir)) rmSync(`${dataDir}/${entry}`, { recursive: true, force: true });
+    await run('runuser', ['-u', 'postgres', '--', 'pg_basebackup', '-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres',
+      '-D', dataDir, '-R', '-X', 'stream', '--checkpoint=fast']);
+    await ctl(name, 'start');
+  } catch (error) {
+    await drop().catch(() => {});
+    throw error;
+  }
+  return clusterHandle(name, port, drop);
+}
+
+function clusterHandle(name: string, port: number, drop: () => Promise<void>): Cluster {
   // The postmaster is signalled before its children are listed: stopped, it forks no backend that the list would
   // miss (one that escaped a freeze would go on serving, and the test would measure something else).
   const signal = (which: NodeJS.Signals) => {
@@ -85,6 +119,7 @@ export async function createCluster(): Promise<Cluster> {
   };
   return {
     url: `postgres://postgres@127.0.0.1:${port}/wms`,
+    port,
     start: async () => void (await ctl(name, 'start')),
     stop: async () => void (await ctl(name, 'stop')),
     restart: async () => void (await ctl(name, 'restart')),
@@ -93,6 +128,53 @@ export async function createCluster(): Promise<Cluster> {
     drop: async () => {
       signal('SIGCONT');
       await drop();
+    },
+  };
+}
+
+/** Why the PgBouncer test cannot run here (.ci/run installs Debian's pgbouncer), or false. */
+export function pgBouncerSkipped(): string | false {
+  return faultTestsSkipped() || (spawnSync('which', ['pgbouncer']).status !== 0 && 'pgbouncer is not installed (apt-get install pgbouncer)');
+}
+
+export interface PgBouncer {
+  /** The url of `database` through the pooler. */
+  url(database: string): string;
+  /** PgBouncer 1.21 and later keep protocol-level prepared statements across server connections (Debian 12 has 1.18). */
+  keepsPreparedStatements: boolean;
+  stop(): Promise<void>;
+}
+
+/**
+ * A PgBouncer of the test's own in transaction pooling mode in front of the PostgreSQL server at `serverPort`, with
+ * only `serverConnections` server connections per database: many clients share few sessions, so anything that leans
+ * on a session surviving from one transaction to the next breaks.
+ */
+export async function startPgBouncer(serverPort: number, serverConnections: number): Promise<PgBouncer> {
+  const port = await freePort();
+  const [major = 0, minor = 0] = (/PgBouncer (\d+)\.(\d+)/.exec((await run('pgbouncer', ['--version'])).stdout) ?? []).slice(1).map(Number);
+  const keepsPreparedStatements = major > 1 || (major === 1 && minor >= 21);
+  const dir = mkdtempSync(join(tmpdir(), 'wms-pgbouncer-'));
+  writeFileSync(join(dir, 'users.txt'), '"postgres" ""\n');
+  writeFileSync(join(dir, 'pgbouncer.ini'), [
+    '[databases]', `* = host=127.0.0.1 port=${serverPort}`,
+    '[pgbouncer]', 'listen_addr = 127.0.0.1', `listen_port = ${port}`, 'unix_socket_dir =',
+    'auth_type = trust', `auth_file = ${join(dir, 'users.txt')}`, 'pool_mode = transaction',
+    `default_pool_size = ${serverConnections}`, 'max_client_conn = 500', `logfile = ${join(dir, 'pgbouncer.log')}`,
+    ...(keepsPreparedStatements ? ['max_prepared_statements = 500'] : []),
+  ].join('\n'));
+  // PgBouncer refuses to run as root.
+  await run('chown', ['-R', 'postgres', dir]);
+  const child = spawn('runuser', ['-u', 'postgres', '--', 'pgbouncer', join(dir, 'pgbouncer.ini')], { stdio: 'ignore' });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  await waitFor(() => spawnSync('pg_isready', ['-q', '-h', '127.0.0.1', '-p', String(port)]).status === 0, 10_000, 'pgbouncer');
+  return {
+    url: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
+    keepsPreparedStatements,
+    stop: async () => {
+      spawnSync('pkill', ['-f', join(dir, 'pgbouncer.ini')]);
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

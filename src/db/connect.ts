@@ -6,7 +6,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kysely, PostgresDialect, sql, type PostgresPool } from 'kysely';
 import pg from 'pg';
-import { isConnectionBroken } from './availability.ts';
+import { isConnectionBroken, isDatabaseUnavailable } from './availability.ts';
 import { PGliteDialect } from './pglite-driver.ts';
 import { withRequestTransactions } from './request-transaction.ts';
 import type { Config } from '../config.ts';
@@ -14,9 +14,14 @@ import type { DB } from './schema.ts';
 
 export interface Database {
   db: Kysely<DB>;
+  /**
+   * Lag-tolerant reads (lists, search, reports, the event poll): the read replica of DATABASE_READ_URL, falling back to
+   * the primary while the replica cannot be reached; without a replica the same as `db`.
+   */
+  reads: Kysely<DB>;
   kind: 'postgres' | 'pglite';
-  /** Hears NOTIFYs on a channel; returns the function that stops listening. */
-  listen(channel: string, handlers: ListenHandlers): Promise<() => Promise<void>>;
+  /** Hears NOTIFYs on a channel; returns the function that stops listening. Absent when there is nowhere to LISTEN. */
+  listen?(channel: string, handlers: ListenHandlers): Promise<() => Promise<void>>;
   /** Whether the database answers `select 1` within the time, on a connection outside the request pool. */
   ping(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
@@ -42,6 +47,14 @@ export interface PostgresOptions {
   connectTimeoutMs?: number;
   /** Server-side limit of one statement; 0 for none (migrations). */
   statementTimeoutMs?: number;
+  /** A read replica (hot standby) for `Database.reads`. */
+  readUrl?: string | null;
+  /** Where to LISTEN (a direct connection to the primary); null: nowhere. Default: the primary's url. */
+  listenUrl?: string | null;
+  /** 'transaction': a transaction-pooling PgBouncer is in between (no session settings at connect). */
+  pooler?: 'none' | 'transaction';
+  /** Named prepared statements (default true). */
+  preparedStatements?: boolean;
 }
 
 // A frozen server never answers, so statement_timeout (which the server enforces) cannot fire: the client gives up this
@@ -53,15 +66,40 @@ const IDLE_IN_TRANSACTION_MS = 60_000;
 const KEEPALIVE_AFTER_MS = 10_000;
 
 export function connectPostgres(url: string, options: PostgresOptions = {}): Database {
-  const { poolSize = 10, connectTimeoutMs = 5000, statementTimeoutMs = 30_000 } = options;
+  const { preparedStatements = true } = options;
+  const primary = withPreparedStatements(openPool(url, options), preparedStatements);
+  const db = new Kysely<DB>({ dialect: withRequestTransactions(new PostgresDialect({ pool: primary })) });
+  // No request transactions on the replica: a request that writes reads on the primary, where its own writes are.
+  const reads = options.readUrl
+    ? new Kysely<DB>({ dialect: new PostgresDialect({ pool: preferReplica(withPreparedStatements(openPool(options.readUrl, options), preparedStatements), primary) }) })
+    : db;
+  const { connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS, listenUrl = url } = options;
+  return {
+    db,
+    reads,
+    kind: 'postgres',
+    ...(listenUrl ? { listen: (channel, handlers) => listenOnServer(listenUrl, connectTimeoutMs, channel, handlers) } : {}),
+    ping: (timeoutMs) => pingServer(url, timeoutMs),
+    close: async () => {
+      await Promise.all([db.destroy(), reads === db ? null : reads.destroy()]);
+    },
+  };
+}
+
+const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+
+function openPool(url: string, options: PostgresOptions): pg.Pool {
+  const { poolSize = 10, connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS, statementTimeoutMs = 30_000, pooler = 'none' } = options;
   const parsers: Record<number, (value: string) => unknown> = { [INT8]: toNumber, [NUMERIC]: toNumber, [DATE]: asIs };
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
     connectionTimeoutMillis: connectTimeoutMs,
-    statement_timeout: statementTimeoutMs,
+    // Session settings ride on the startup message, which PgBouncer refuses (and could not keep: the next transaction
+    // may run on another server connection). Behind it they are the role's (docs/operations.md), and the client-side
+    // read timeout below still bounds every query.
+    ...(pooler === 'transaction' ? {} : { statement_timeout: statementTimeoutMs, idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS }),
     query_timeout: statementTimeoutMs ? statementTimeoutMs + READ_TIMEOUT_MARGIN_MS : undefined,
-    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
     keepAlive: true,
     keepAliveInitialDelayMillis: KEEPALIVE_AFTER_MS,
     types: {
@@ -71,13 +109,30 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
   });
   // An idle client losing its server must not crash the process; the next checkout reconnects.
   pool.on('error', () => {});
-  const db = new Kysely<DB>({ dialect: withRequestTransactions(new PostgresDialect({ pool: withPreparedStatements(pool) })) });
+  return pool;
+}
+
+// After the replica failed to give a connection, reads go to the primary this long before the replica is tried again,
+// so that a replica that is down costs one failed connect per interval, not one per request.
+const REPLICA_RETRY_MS = 5000;
+
+/** Connections from the replica, or from the primary while the replica cannot be reached. */
+function preferReplica(replica: PostgresPool, primary: PostgresPool): PostgresPool {
+  let replicaDownUntil = 0;
   return {
-    db,
-    kind: 'postgres',
-    listen: (channel, handlers) => listenOnServer(url, connectTimeoutMs, channel, handlers),
-    ping: (timeoutMs) => pingServer(url, timeoutMs),
-    close: () => db.destroy(),
+    async connect() {
+      if (Date.now() >= replicaDownUntil) {
+        try {
+          return await replica.connect();
+        } catch (error) {
+          if (!isDatabaseUnavailable(error)) throw error;
+          replicaDownUntil = Date.now() + REPLICA_RETRY_MS;
+        }
+      }
+      return primary.connect();
+    },
+    // The primary's pool is ended by the Kysely that owns it.
+    end: () => replica.end(),
   };
 }
 
@@ -162,9 +217,10 @@ const PLANNED_PER_VALUE = /\b(i?like)\b|\s%\s/i;
 /**
  * Parameterized statements run as named prepared statements, so each connection parses and plans a query shape once
  * instead of on every request (measured: the key lookup runs twice as fast); text matching excepted (above). The shapes
- * are the queries the code builds: a bounded set.
+ * are the queries the code builds: a bounded set. With `named` false (a transaction pooler that cannot keep them across
+ * server connections) they stay parameterized, as unnamed statements parsed anew each time.
  */
-function withPreparedStatements(pool: pg.Pool): PostgresPool {
+function withPreparedStatements(pool: pg.Pool, named: boolean): PostgresPool {
   const names = new Map<string, string>();
   const nameOf = (text: string) => {
     let name = names.get(text);
@@ -188,7 +244,7 @@ function withPreparedStatements(pool: pg.Pool): PostgresPool {
       return {
         query: ((text: unknown, values?: unknown[]) => {
           if (broken) return Promise.reject(broken);
-          return (typeof text === 'string' && values?.length && !PLANNED_PER_VALUE.test(text)
+          return (named && typeof text === 'string' && values?.length && !PLANNED_PER_VALUE.test(text)
             ? client.query({ name: nameOf(text), text, values })
             : client.query(text as string, values)).catch(noteFailure);
         }) as never,
@@ -212,6 +268,7 @@ export async function connectPGlite(dataDir: string | null): Promise<Database> {
   const db = new Kysely<DB>({ dialect: withRequestTransactions(new PGliteDialect(pglite)) });
   return {
     db,
+    reads: db,
     kind: 'pglite',
     // One process owns the data directory, so every change is this process's own: nothing can be missed.
     ping: async () => {
@@ -239,6 +296,10 @@ export function connect(config: Config, overrides: PostgresOptions = {}): Promis
       poolSize: config.dbPoolSize,
       connectTimeoutMs: config.dbConnectTimeoutMs,
       statementTimeoutMs: config.dbStatementTimeoutMs,
+      readUrl: config.databaseReadUrl,
+      listenUrl: config.databaseListenUrl,
+      pooler: config.dbPooler,
+      preparedStatements: config.dbPreparedStatements,
       ...overrides,
     }))
     : connectPGlite(config.dataDir);

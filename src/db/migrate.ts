@@ -25,6 +25,8 @@ export async function migrate(db: Kysely<DB>): Promise<string[]> {
   const migrations = listMigrations();
   return db.transaction().execute(async (tx) => {
     await sql`select pg_advisory_xact_lock(${MIGRATION_LOCK})`.execute(tx);
+    // A migration may take long; behind a pooler the role's statement timeout would otherwise apply (docs/operations.md).
+    await sql`set local statement_timeout = 0`.execute(tx);
     await sql`create table if not exists schema_migrations (
       version text primary key,
       applied_at timestamptz not null default now()

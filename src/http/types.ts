@@ -13,6 +13,12 @@ export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerRespo
 /** What a module's routes get handed. */
 export interface ModuleDeps {
   db: Kysely<DB>;
+  /**
+   * Where lag-tolerant reads go: the top-level paged lists of the warehouse's records, search, reports and the event
+   * poll. A read replica when one is configured, so their answers may lag the primary by the replication delay; single
+   * records, the lists under one record, security records and every read of a request that writes use `db`.
+   */
+  reads: Kysely<DB>;
   config: Config;
   /** Where document files are kept (src/modules/documents/storage.ts); storeDocument takes it. */
   documents: DocumentStore;

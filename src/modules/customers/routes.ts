@@ -19,13 +19,13 @@ const otherCustomer = 'A record of another customer is 404.';
 
 const includeHidden = (value: string | undefined) => value === '1' || value === 'true';
 
-export async function customerRoutes(app: App, { db }: ModuleDeps) {
+export async function customerRoutes(app: App, { db, reads }: ModuleDeps) {
   app.get('/customers', {
     config: view,
     schema: { tags, summary: 'List customers', description: 'Ordered by name, then account number.', querystring: ListCustomersQuery, response: responses({ 200: ListEnvelope(Customer) }) },
   }, async (request) => {
     const page = pageOf(request.query, DEFAULT_PER_PAGE);
-    const { rows, total } = await listCustomers(db, request.query, page);
+    const { rows, total } = await listCustomers(reads, request.query, page);
     return listResponse(rows, total, page);
   });
 

@@ -16,13 +16,13 @@ const approve = { permission: 'cycle_counts.approve', staffOnly: true } as const
 const staffOnly = 'Warehouse staff only: a partner-scoped key gets 403.';
 const inProgress = 'The batch must be in_progress (else 422 invalid_status).';
 
-export async function cycleCountRoutes(app: App, { db }: ModuleDeps) {
+export async function cycleCountRoutes(app: App, { db, reads }: ModuleDeps) {
   app.get('/cycle-counts', {
     config: view,
     schema: { tags, summary: 'List cycle count batches, newest first', description: staffOnly, querystring: ListQuery, response: responses({ 200: ListEnvelope(CycleCountBatch) }) },
   }, async (request) => {
     const page = pageOf(request.query, DEFAULT_PER_PAGE);
-    const { rows, total } = await listCycleCounts(db, request.query, page);
+    const { rows, total } = await listCycleCounts(reads, request.query, page);
     return listResponse(rows, total, page);
   });
 

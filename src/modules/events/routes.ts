@@ -9,7 +9,7 @@ const tags = ['Events'];
 // The stream is for integrations, as webhook subscriptions are.
 const integrations = { permission: 'webhooks.manage' } as const;
 
-export async function eventRoutes(app: App, { db }: ModuleDeps) {
+export async function eventRoutes(app: App, { db, reads }: ModuleDeps) {
   app.get('/shipments/events', {
     config: integrations,
     schema: {
@@ -20,7 +20,7 @@ export async function eventRoutes(app: App, { db }: ModuleDeps) {
     },
   }, async (request) => {
     const page = pageOf(request.query, DEFAULT_PER_PAGE);
-    const { rows, total } = await pollEvents(db, actorOf(request), { kind: request.query.kind }, page);
+    const { rows, total } = await pollEvents(reads, actorOf(request), { kind: request.query.kind }, page);
     return listResponse(rows, total, page);
   });
 

@@ -16,7 +16,7 @@ const BASES: { base: string; kind: ExceptionKind; name: string }[] = [
   { base: '/exceptions/quality', kind: 'quality', name: 'quality flag' },
 ];
 
-export async function exceptionRoutes(app: App, { db }: ModuleDeps) {
+export async function exceptionRoutes(app: App, { db, reads }: ModuleDeps) {
   app.get('/exceptions', {
     config: { permission: 'exceptions.view' },
     schema: {
@@ -28,7 +28,7 @@ export async function exceptionRoutes(app: App, { db }: ModuleDeps) {
     const { kind, status, awaiting_supply_partner, order, item } = request.query;
     const page = pageOf(request.query, DEFAULT_PER_PAGE);
     const awaitingSupplyPartner = awaiting_supply_partner === undefined ? undefined : awaiting_supply_partner === '1';
-    const { rows, total } = await listExceptions(db, actorOf(request), { kind, status, awaitingSupplyPartner, order, item }, page);
+    const { rows, total } = await listExceptions(reads, actorOf(request), { kind, status, awaitingSupplyPartner, order, item }, page);
     return listResponse(rows, total, page);
   });
 

@@ -7,7 +7,7 @@ import { listMovements, postAdjustment } from './service.ts';
 
 const tags = ['Inventory'];
 
-export async function inventoryRoutes(app: App, { db }: ModuleDeps) {
+export async function inventoryRoutes(app: App, { db, reads }: ModuleDeps) {
   app.post('/inventory/adjustments', {
     config: { permission: 'inventory.edit' },
     schema: {
@@ -22,7 +22,7 @@ export async function inventoryRoutes(app: App, { db }: ModuleDeps) {
     schema: { tags, summary: 'The adjustments ledger (adjustments and cycle-count corrections), newest first', querystring: AdjustmentsQuery, response: responses({ 200: ListEnvelope(Movement) }) },
   }, async (request) => {
     const page = pageOf(request.query, DEFAULT_PER_PAGE);
-    const { rows, total } = await listMovements(db, actorOf(request), request.query, page, ADJUSTMENT_TYPES);
+    const { rows, total } = await listMovements(reads, actorOf(request), request.query, page, ADJUSTMENT_TYPES);
     return listResponse(rows, total, page);
   });
 
@@ -31,7 +31,7 @@ export async function inventoryRoutes(app: App, { db }: ModuleDeps) {
     schema: { tags, summary: 'The movement ledger, newest first', querystring: MovementsQuery, response: responses({ 200: ListEnvelope(Movement) }) },
   }, async (request) => {
     const page = pageOf(request.query, DEFAULT_PER_PAGE);
-    const { rows, total } = await listMovements(db, actorOf(request), request.query, page);
+    const { rows, total } = await listMovements(reads, actorOf(request), request.query, page);
     return listResponse(rows, total, page);
   });
 }

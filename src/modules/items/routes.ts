@@ -17,7 +17,7 @@ const tags = ['Items'];
 const view = { permission: 'inventory.view' } as const;
 const edit = { permission: 'inventory.edit' } as const;
 
-export async function itemRoutes(app: App, { db }: ModuleDeps) {
+export async function itemRoutes(app: App, { db, reads }: ModuleDeps) {
   app.get('/items', {
     config: { ...view, readCache: { clockParams: ['movement', 'velocity'] } },
     schema: {
@@ -28,7 +28,7 @@ export async function itemRoutes(app: App, { db }: ModuleDeps) {
     },
   }, async (request) => {
     const page = pageOf(request.query, DEFAULT_PER_PAGE);
-    const { rows, total } = await listItems(db, actorOf(request), request.query, page);
+    const { rows, total } = await listItems(reads, actorOf(request), request.query, page);
     return listResponse(rows.map(serializeListItem), total, page);
   });
 
@@ -44,7 +44,7 @@ export async function itemRoutes(app: App, { db }: ModuleDeps) {
       querystring: SearchQuery, response: responses({ 200: Closed({ data: Type.Array(SearchResult, { maxItems: 20 }) }) }),
     },
   }, async (request) => {
-    const hits = await searchItems(db, actorOf(request), request.query.q, request.query.manufacturer);
+    const hits = await searchItems(reads, actorOf(request), request.query.q, request.query.manufacturer);
     return {
       data: hits.map((hit) => ({
         Item: serializeSearchItem(hit),

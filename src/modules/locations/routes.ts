@@ -15,13 +15,13 @@ const view = { permission: 'inventory.view' } as const;
 const edit = { permission: 'inventory.edit' } as const;
 const staffOnly = 'Warehouse staff only: a partner-scoped key gets 403.';
 
-export async function locationRoutes(app: App, { db }: ModuleDeps) {
+export async function locationRoutes(app: App, { db, reads }: ModuleDeps) {
   app.get('/locations', {
     config: view,
     schema: { tags, summary: 'List locations with item_count and total_qty', querystring: ListLocationsQuery, response: responses({ 200: ListEnvelope(Location) }) },
   }, async (request) => {
     const page = pageOf(request.query, DEFAULT_PER_PAGE);
-    const { rows, total } = await listLocations(db, actorOf(request), request.query, page);
+    const { rows, total } = await listLocations(reads, actorOf(request), request.query, page);
     return listResponse(rows, total, page);
   });
 

@@ -32,7 +32,7 @@ function listValues<V extends string>(values: string[] | undefined, known: reado
 // "open" is shorthand for the statuses still to be worked.
 const OPEN_STATUSES: OrderStatus[] = ['entered', 'released', 'partial'];
 
-export async function orderRoutes(app: App, { db }: ModuleDeps) {
+export async function orderRoutes(app: App, { db, reads }: ModuleDeps) {
   app.get('/orders', {
     config: { ...view, readCache: { clockParams: ['aged_hours'] } },
     schema: {
@@ -45,7 +45,7 @@ export async function orderRoutes(app: App, { db }: ModuleDeps) {
     const query = request.query;
     const statuses = listValues(query.status, [...ORDER_STATUSES, 'open'] as const, 'status').flatMap((s) => (s === 'open' ? OPEN_STATUSES : [s]));
     const page = pageOf(query, DEFAULT_PER_PAGE);
-    const { rows, total } = await listOrders(db, actorOf(request), {
+    const { rows, total } = await listOrders(reads, actorOf(request), {
       ...query, statuses: [...new Set(statuses)], priorities: listValues(query.priority, PRIORITIES, 'priority'),
     }, page);
     return listResponse(rows.map((row) => serializeOrder(row, 'list')), total, page);

@@ -24,7 +24,7 @@ const shipping = { permission: 'shipping.edit' } as const;
 const readBatches = { anyPermission: ['orders.view', 'picking.execute', 'shipping.edit'] } as const;
 
 export async function pickingRoutes(app: App, deps: ModuleDeps) {
-  const { db } = deps;
+  const { db, reads } = deps;
 
   app.post('/pick-batches', {
     config: picking,
@@ -44,7 +44,7 @@ export async function pickingRoutes(app: App, deps: ModuleDeps) {
     },
   }, async (request) => {
     const page = pageOf(request.query, DEFAULT_PER_PAGE);
-    const { rows, total } = await listBatches(db, actorOf(request), request.query, page);
+    const { rows, total } = await listBatches(reads, actorOf(request), request.query, page);
     return listResponse(rows, total, page);
   });
 

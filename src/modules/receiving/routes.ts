@@ -23,7 +23,7 @@ const draftOnly = 'The batch must be draft (else 422 invalid_status).';
 const verifiedOnly = 'The batch must be verified (else 422 invalid_status).';
 
 export async function receivingRoutes(app: App, deps: ModuleDeps) {
-  const { db } = deps;
+  const { db, reads } = deps;
 
   app.get('/receiving', {
     config: view,
@@ -34,7 +34,7 @@ export async function receivingRoutes(app: App, deps: ModuleDeps) {
     },
   }, async (request) => {
     const page = pageOf(request.query, DEFAULT_PER_PAGE);
-    const { rows, total } = await listBatches(db, actorOf(request), request.query, page);
+    const { rows, total } = await listBatches(reads, actorOf(request), request.query, page);
     return listResponse(rows, total, page);
   });
 
