@@ -16,6 +16,11 @@ declare module 'autocannon' {
     timeout?: number;
     headers?: Record<string, string>;
     requests?: Request[];
+    /** Called with each connection's client; its 'headers' event carries a response's raw headers. */
+    setupClient?: (client: Client) => void;
+  }
+  interface Client {
+    on(event: 'headers', listener: (response: { headers: string[] }) => void): void;
   }
   interface Histogram {
     average: number;

@@ -257,6 +257,17 @@ export async function sampleItems(url: string, count: number): Promise<SampleIte
   }
 }
 
+/** Orders the detail reads rotate over, chosen the same way. */
+export async function sampleOrders(url: string, count: number): Promise<string[]> {
+  const database = connectPostgres(url, { poolSize: 1, statementTimeoutMs: 0 });
+  try {
+    const result = await sql<{ id: string }>`select id from orders order by md5(id::text) limit ${count}`.execute(database.db);
+    return result.rows.map((row) => row.id);
+  } finally {
+    await database.close();
+  }
+}
+
 // Alone: node bench/generate.ts postgres://.../empty_db  (prints the admin key)
 if (import.meta.main) {
   const url = process.argv[2];

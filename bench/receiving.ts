@@ -21,7 +21,7 @@ interface PartnerItem {
 }
 
 /** The partner with the most active items, and those items (every partner has a primary bin per item). */
-async function partnerItems(url: string): Promise<{ manufacturerId: string; items: PartnerItem[] }> {
+export async function partnerItems(url: string): Promise<{ manufacturerId: string; items: PartnerItem[] }> {
   const database = connectPostgres(url, { poolSize: 1, statementTimeoutMs: 0 });
   try {
     const { rows: [partner] } = await sql<{ manufacturer_id: string }>`select manufacturer_id from items where status = 'active'

@@ -73,7 +73,9 @@ function startFoldingListCounts(database: Database, log: Logger): () => void {
 async function main() {
   const config = loadConfig();
   const log = pino({ level: config.logLevel });
-  const database = await connect(config);
+  const database = await connect(config, {
+    onReplicaDown: (err) => log.warn({ err }, 'the read replica gives no connection: lists, search, reports and the event poll read the primary for 5 s'),
+  });
   const counters = config.redisUrl ? redisCounterStore(config.redisUrl, { log }) : memoryCounterStore();
   let ready = false;
   const app = await buildApp({

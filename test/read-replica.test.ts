@@ -19,7 +19,8 @@ before(async () => {
   if (skip) return;
   primary = await createCluster();
   standby = await createStandby(primary);
-  service = await startService({ DATABASE_URL: primary.url, DATABASE_READ_URL: standby.url });
+  // Without the read cache: a cached list would hide where a miss would have been read from.
+  service = await startService({ DATABASE_URL: primary.url, DATABASE_READ_URL: standby.url, WMS_READ_CACHE_MB: '0' });
   await waitFor(async () => (await request(service!, 'GET', '/readyz')).status === 200, 30_000, 'the service');
   key = printedAdminKey(service);
 });
@@ -93,16 +94,23 @@ test('with replay paused, lists, search, reports and the event poll answer what 
   assert.deepEqual(await totals(partner.id), { items: 2, search: 1, orders: 1, events: 1, stockReport: 2 });
 });
 
-test('every read path of the API answers from the standby without a server error', { skip }, async () => {
-  const paths = Object.entries((await request(service!, 'GET', '/openapi.json')).body.paths as Record<string, Record<string, unknown>>)
+test('every read that goes to the standby answers 200 there; every other GET path answers without a server error', { skip }, async () => {
+  const reports = ['order-fulfillment', 'receiving', 'movements', 'cycle-count-accuracy', 'exceptions', 'inventory-valuation', 'stock-status', 'velocity'];
+  const onStandby = [
+    '/items', '/items/search?q=LAG', '/orders', '/pick-batches', '/customers', '/receiving', '/exceptions', '/cycle-counts',
+    '/locations', '/inventory/adjustments', '/inventory/movements', '/shipments/events', ...reports.map((name) => `/reports/${name}`),
+  ];
+  for (const path of onStandby) await get(path);
+  const others = Object.entries((await request(service!, 'GET', '/openapi.json')).body.paths as Record<string, Record<string, unknown>>)
     .filter(([path, operations]) => 'get' in operations && !path.includes('{'))
     .map(([path]) => path);
-  assert.ok(paths.length >= 20, `GET paths without parameters: ${paths.length}`);
-  for (const path of paths) {
+  assert.ok(others.length >= 20, `GET paths without parameters: ${others.length}`);
+  for (const path of others) {
     const answer = await request(service!, 'GET', path, { key });
-    // Some need query parameters (400) or another role (403); none may fail on a read-only server.
+    // Some need query parameters (400); none may fail for want of a writable server.
     assert.ok(answer.status < 500, `${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
   }
+  assert.doesNotMatch(service!.output(), /read replica gives no connection/, 'no read went to the primary instead');
 });
 
 test('a standby that is down: the reads go to the primary', { skip }, async () => {
@@ -111,4 +119,5 @@ test('a standby that is down: the reads go to the primary', { skip }, async () =
   await post('/items', { manufacturer_id: partner.id, item_number_display: 'DOWN-1', description: 'written with the standby down' });
   assert.equal((await get(`/items?manufacturer=${partner.id}`)).meta.total_count, 1);
   assert.equal((await get('/items/search?q=DOWN-1')).data.length, 1);
+  assert.match(service!.output(), /read replica gives no connection/, 'the switch is logged');
 });

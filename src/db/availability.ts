@@ -22,6 +22,8 @@ const CONNECTION_MESSAGES = [
   'Cannot use a pool after calling end on the pool',
   // Kysely, for a query made after the service began to close its database.
   'driver has already been destroyed',
+  // A read replica cancelling a query whose rows its replay must remove (SQLSTATE 40001 there): try again shortly.
+  'conflict with recovery',
 ];
 
 export function isDatabaseUnavailable(error: unknown): boolean {

@@ -55,6 +55,8 @@ export interface PostgresOptions {
   pooler?: 'none' | 'transaction';
   /** Named prepared statements (default true). */
   preparedStatements?: boolean;
+  /** Told when the replica fails to give a connection and reads go to the primary for a while. */
+  onReplicaDown?: (error: unknown) => void;
 }
 
 // A frozen server never answers, so statement_timeout (which the server enforces) cannot fire: the client gives up this
@@ -71,7 +73,7 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
   const db = new Kysely<DB>({ dialect: withRequestTransactions(new PostgresDialect({ pool: primary })) });
   // No request transactions on the replica: a request that writes reads on the primary, where its own writes are.
   const reads = options.readUrl
-    ? new Kysely<DB>({ dialect: new PostgresDialect({ pool: preferReplica(withPreparedStatements(openPool(options.readUrl, options), preparedStatements), primary) }) })
+    ? new Kysely<DB>({ dialect: new PostgresDialect({ pool: preferReplica(openPool(options.readUrl, options), preparedStatements, primary, options.onReplicaDown) }) })
     : db;
   const { connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS, listenUrl = url } = options;
   return {
@@ -116,8 +118,12 @@ function openPool(url: string, options: PostgresOptions): pg.Pool {
 // so that a replica that is down costs one failed connect per interval, not one per request.
 const REPLICA_RETRY_MS = 5000;
 
-/** Connections from the replica, or from the primary while the replica cannot be reached. */
-function preferReplica(replica: PostgresPool, primary: PostgresPool): PostgresPool {
+/**
+ * Connections from the replica, or from the primary while the replica cannot be reached. A replica whose pool is full
+ * is busy, not gone: its requests wait and time out there (503) rather than pile onto the pool the writes use.
+ */
+function preferReplica(replicaPool: pg.Pool, named: boolean, primary: PostgresPool, onDown?: (error: unknown) => void): PostgresPool {
+  const replica = withPreparedStatements(replicaPool, named);
   let replicaDownUntil = 0;
   return {
     async connect() {
@@ -125,8 +131,9 @@ function preferReplica(replica: PostgresPool, primary: PostgresPool): PostgresPo
         try {
           return await replica.connect();
         } catch (error) {
-          if (!isDatabaseUnavailable(error)) throw error;
+          if (!isDatabaseUnavailable(error) || replicaPool.totalCount >= (replicaPool.options.max ?? 10)) throw error;
           replicaDownUntil = Date.now() + REPLICA_RETRY_MS;
+          onDown?.(error);
         }
       }
       return primary.connect();

@@ -5,7 +5,7 @@ import type { App, ModuleDeps } from '../../http/types.ts';
 import { historyOf } from './queries.ts';
 import { DEFAULT_PER_PAGE, HistoryEntry, HistoryQuery } from './schemas.ts';
 
-export async function historyRoutes(app: App, { reads }: ModuleDeps) {
+export async function historyRoutes(app: App, { db }: ModuleDeps) {
   app.get('/history', {
     config: { permission: 'history.view' },
     schema: {
@@ -17,7 +17,7 @@ export async function historyRoutes(app: App, { reads }: ModuleDeps) {
     },
   }, async (request) => {
     const page = pageOf(request.query, DEFAULT_PER_PAGE);
-    const { rows, total } = await historyOf(reads, actorOf(request), request.query.entity_type, request.query.entity_id, page);
+    const { rows, total } = await historyOf(db, actorOf(request), request.query.entity_type, request.query.entity_id, page);
     return listResponse(rows, total, page);
   });
 }

@@ -57,7 +57,7 @@ function statementRows(statement: Statement): Record<string, unknown>[] {
   });
 }
 
-export async function statementRoutes(app: App, { reads }: ModuleDeps) {
+export async function statementRoutes(app: App, { db }: ModuleDeps) {
   app.get('/manufacturers/:id/statement', {
     config: { permission: 'history.view' },
     schema: {
@@ -85,7 +85,7 @@ export async function statementRoutes(app: App, { reads }: ModuleDeps) {
   }, async (request, reply) => {
     const period = periodOf(request.query);
     const page = pageOf(request.query, DEFAULT_PER_PAGE);
-    const { statement, total } = await inOneSnapshot(reads, (tx) => statementOf(tx, actorOf(request), request.params.id, period, page));
+    const { statement, total } = await inOneSnapshot(db, (tx) => statementOf(tx, actorOf(request), request.params.id, period, page));
     const { meta } = listResponse(statement.items, total, page);
     const fileName = `statement-${statement.manufacturer.code}-${period.from}-${period.to}${meta.total_pages > 1 ? `-p${page.page}` : ''}`;
     switch (preferredRepresentation(request, [JSON_TYPE, CSV, PDF])) {
