@@ -132,6 +132,13 @@ describe('stock reports', () => {
     const filtered = (await report('stock-status', 'below_reorder=1')).body.data;
     assert.deepEqual([...new Set(filtered.map((row: any) => row.item_id))].sort(), below.map((i) => i.id).sort());
     assert.ok(below.some((i) => i.id === items.slow), 'slow: 9 on hand, 2 committed to the short order, reorder level 12');
+    // Pages of two, one after another, are the whole report in its order: by item number, then location code.
+    const paged: any[] = [];
+    for (let page = 1; page <= Math.ceil(answer.meta.total_count / 2); page++) paged.push(...(await report('stock-status', `per_page=2&page=${page}`)).body.data);
+    assert.deepEqual(paged, answer.data);
+    const numbers = new Map((await t.db.selectFrom('items').select(['id', 'item_number_normalized']).execute()).map((i) => [i.id, i.item_number_normalized]));
+    const keys = answer.data.map((row: any) => [numbers.get(row.item_id)!, row.item_id, row.location_code ?? '\u{10FFFF}'].join('\u0000'));
+    assert.deepEqual(keys, [...keys].sort());
   });
 
   test('velocity: units shipped ranked into fast (80% of units) and slow; stock that did not ship is dead', async () => {
