@@ -8,7 +8,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { createAdminKey } from '../src/bootstrap.ts';
 import { connectPostgres } from '../src/db/connect.ts';
-import { generate, ITEMS, MOVEMENTS, ORDERS, sampleItems, sampleOrders, type Generated, type SampleItem } from './generate.ts';
+import { generate, ITEMS, LARGE, MOVEMENTS, ORDERS, sampleItems, sampleOrders, type Generated, type SampleItem } from './generate.ts';
 import { ORDER_LINES, orderBodies } from './orders.ts';
 import { measureMixed, printMixed, type MixedRead } from './mixed.ts';
 import { measurePicking, printPicking } from './picking.ts';
@@ -25,7 +25,8 @@ function int(name: string, fallback: number): number {
 const ROOT = new URL('../', import.meta.url);
 const RESULTS = new URL('./results/', import.meta.url);
 const SERVER_URL = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
-const DB_NAME = 'wms_bench';
+// The large data set has a database of its own, so that neither run throws the other's data away.
+const DB_NAME = LARGE ? 'wms_bench_large' : 'wms_bench';
 const SERVICE_PORT = int('BENCH_SERVICE_PORT', 18181);
 const FLOOR_PORT = int('BENCH_FLOOR_PORT', 18182);
 const UNCACHED_PORT = int('BENCH_UNCACHED_PORT', 18183);
