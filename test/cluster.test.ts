@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { printedAdminKey, request, startRedis, startService, waitFor, type RedisServer, type Service } from './fault-kit.ts';
+import { printedAdminKey, queryOnce, request, startRedis, startService, waitFor, type RedisServer, type Service } from './fault-kit.ts';
 import { createEmptyServerDatabase, onPostgres } from './helpers.ts';
 
 const EVENTS = 120;
@@ -49,16 +49,7 @@ after(async () => {
   await redis?.kill();
 });
 
-/** A query on a connection of the test's own. */
-async function stored<T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: database!.url });
-  await client.connect();
-  try {
-    return (await client.query<T>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
+const stored = <T extends pg.QueryResultRow>(text: string, values: unknown[] = []) => queryOnce<T>(database!.url, text, values);
 
 /** A POST that must succeed (200 or 201): its data. */
 async function accepted(service: Service, key: string, path: string, body?: unknown) {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import pg from 'pg';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
@@ -22,6 +23,17 @@ export function faultTestsSkipped(): string | false {
     if (spawnSync('which', [tool]).status !== 0) return `${tool} is not installed`;
   }
   return false;
+}
+
+/** One query on a connection of its own (the test's view of the database, outside the service's pool). */
+export async function queryOnce<T extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
 }
 
 export async function freePort(): Promise<number> {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
-import { pgBouncerSkipped, printedAdminKey, request, startPgBouncer, startService, waitFor, type PgBouncer, type Service } from './fault-kit.ts';
+import { pgBouncerSkipped, printedAdminKey, queryOnce, request, startPgBouncer, startService, waitFor, type PgBouncer, type Service } from './fault-kit.ts';
 import { createEmptyServerDatabase } from './helpers.ts';
 
 const skip = pgBouncerSkipped();
@@ -36,15 +36,7 @@ after(async () => {
   await database?.drop();
 });
 
-async function stored<T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: database!.url });
-  await client.connect();
-  try {
-    return (await client.query<T>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
+const stored = <T extends pg.QueryResultRow>(text: string, values: unknown[] = []) => queryOnce<T>(database!.url, text, values);
 
 const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}, as = key) =>
   request(service!, method, `/api/v1${path}`, { key: as, headers, ...(body === undefined ? {} : { body }) });

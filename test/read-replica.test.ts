@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
 import {
-  createCluster, createStandby, faultTestsSkipped, printedAdminKey, request, startService, waitFor, type Cluster, type Service,
+  createCluster, createStandby, faultTestsSkipped, printedAdminKey, queryOnce, request, startService, waitFor, type Cluster, type Service,
 } from './fault-kit.ts';
 
 const skip = faultTestsSkipped();
@@ -30,15 +30,7 @@ after(async () => {
   await primary?.drop();
 });
 
-async function query<T extends pg.QueryResultRow>(cluster: Cluster, text: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: cluster.url });
-  await client.connect();
-  try {
-    return (await client.query<T>(text)).rows;
-  } finally {
-    await client.end();
-  }
-}
+const query = <T extends pg.QueryResultRow>(cluster: Cluster, text: string) => queryOnce<T>(cluster.url, text);
 
 /** Until the standby has replayed everything the primary has written so far. */
 async function caughtUp(): Promise<void> {
