@@ -2,8 +2,7 @@
 // steady rate the whole time (order entry, stock adjustments, receiving posts, full pick-pack-ship cycles, and the
 // webhook deliveries all of them cause, to a receiver on this machine). Each read runs against the service with its
 // read cache (what users get: the cache pays only between writes) and against one without it.
-import { createServer } from 'node:http';
-import { Pool } from 'undici';
+import { apiClient, countingReceiver } from './client.ts';
 import { percentile } from './stats.ts';
 
 // Writes per second of each writer (a busy warehouse at its peak, times BENCH_MIXED_WRITE_SCALE); a writer never has more
@@ -75,22 +74,6 @@ interface Work {
   measureRead(base: string, read: MixedRead): Promise<ReadFigures>;
 }
 
-type Call = (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown) => Promise<{ data: any } | null>;
-
-function client(service: string, headers: Record<string, string>, connections: number): { call: Call; close(): Promise<void> } {
-  const pool = new Pool(service, { connections });
-  const call: Call = async (method, path, body) => {
-    const response = await pool.request({
-      path: `/api/v1${path}`, method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
-    const text = await response.body.text();
-    if (response.statusCode >= 300) throw new Error(`${method} ${path}: ${response.statusCode} ${text.slice(0, 300)}`);
-    return text ? JSON.parse(text) as { data: any } : null;
-  };
-  return { call, close: () => pool.close() };
-}
-
 /** A writer: starts `operation` rate times a second (skipping a tick while MAX_IN_FLIGHT are open) until stopped. */
 function steadyWriter(name: string, rate: number, operation: (n: number) => Promise<unknown>) {
   const durations: number[] = [];
@@ -129,19 +112,9 @@ function steadyWriter(name: string, rate: number, operation: (n: number) => Prom
 }
 
 export async function measureMixed(service: string, uncached: string, headers: Record<string, string>, work: Work): Promise<MixedResult> {
-  const { call, close } = client(service, headers, 16);
-  let delivered = 0;
-  const receiver = createServer((request, response) => {
-    request.resume();
-    request.on('end', () => {
-      delivered++;
-      response.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const subscription = (await call('POST', '/webhooks', {
-    url: `http://127.0.0.1:${(receiver.address() as { port: number }).port}/mixed`, event_kinds: ['*'], description: 'bench mixed load',
-  }))!.data;
+  const { call, close } = apiClient(service, headers, 16);
+  const receiver = await countingReceiver(200);
+  const subscription = (await call('POST', '/webhooks', { url: receiver.url('/mixed'), event_kinds: ['*'], description: 'bench mixed load' }))!.data;
 
   const { items } = work.partner;
   const entered: string[] = [];
@@ -203,10 +176,9 @@ export async function measureMixed(service: string, uncached: string, headers: R
   } finally {
     writerRows = await Promise.all(writers.map((writer) => writer.stop()));
     const seconds = (performance.now() - began) / 1000;
-    deliveries = { delivered, per_s: Math.round((delivered / seconds) * 10) / 10 };
+    deliveries = { delivered: receiver.received(), per_s: Math.round((receiver.received() / seconds) * 10) / 10 };
     await call('DELETE', `/webhooks/${subscription.id}`);
     await close();
-    receiver.closeAllConnections();
     receiver.close();
   }
   return { floor_under_writes: floorUnderWrites, reads, writers: writerRows, deliveries };

@@ -1,8 +1,8 @@
 // Pick, pack and ship targets of issue 13 on the bench data set: the full floor cycle of a 10-line order (start batch,
 // pick 10 lines, complete, verify 10 lines, pack with the packing list PDF, ship) at >= 50 orders/s end to end, and
 // the packing list PDF of a 100-line order in < 200 ms.
-import { Pool } from 'undici';
 import { renderPackingList } from '../src/modules/documents/packing-list.ts';
+import { apiClient } from './client.ts';
 import { orderBodies } from './orders.ts';
 
 const ORDERS = Number(process.env.BENCH_PICK_ORDERS ?? 300);
@@ -21,31 +21,19 @@ export interface PickingRow {
 }
 
 export async function measurePicking(service: string, headers: Record<string, string>, databaseUrl: string): Promise<PickingRow[]> {
-  // undici's own client: fetch() spends several times its CPU per request, and this process shares the machine's two
-  // cores with the service and PostgreSQL.
-  const pool = new Pool(service, { connections: WORKERS });
-  const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
-    const response = await pool.request({
-      path: `/api/v1${path}`, method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
-    const text = await response.body.text();
-    if (response.statusCode >= 300) throw new Error(`${method} ${path}: ${response.statusCode} ${text.slice(0, 300)}`);
-    return JSON.parse(text) as { data: any };
-  };
-
+  const { call, close } = apiClient(service, headers, WORKERS);
   // Released orders to work (entering and releasing them is not part of the floor's cycle).
   const bodies = await orderBodies(databaseUrl, WARMUP_ORDERS + ORDERS);
   const orders: string[] = [];
   for (const body of bodies) {
-    const { data } = await call('POST', '/orders', body);
+    const { data } = (await call('POST', '/orders', body))!;
     await call('POST', `/orders/${data.order.id}/release`);
     orders.push(data.order.id);
   }
 
   const cycle = async (orderId: string) => {
-    const { data: started } = await call('POST', '/pick-batches', { order_id: orderId });
-    const { data: session } = await call('GET', `/pick-batches/${started.ID}`);
+    const { data: started } = (await call('POST', '/pick-batches', { order_id: orderId }))!;
+    const { data: session } = (await call('GET', `/pick-batches/${started.ID}`))!;
     for (const line of session.Lines) await call('POST', `/pick-batches/${session.ID}/lines/${line.PickBatchLineID}/pick`, { qty_picked: line.QtyToPick });
     await call('POST', `/pick-batches/${session.ID}/complete`);
     for (const line of session.Lines) await call('POST', `/pick-batches/${session.ID}/lines/${line.PickBatchLineID}/verify`);
@@ -59,7 +47,7 @@ export async function measurePicking(service: string, headers: Record<string, st
   const started = performance.now();
   await work(orders.slice(WARMUP_ORDERS));
   const perSecond = Math.round((ORDERS / ((performance.now() - started) / 1000)) * 10) / 10;
-  await pool.close();
+  await close();
 
   const lines = Array.from({ length: 100 }, (_, i) => ({
     line_number: i + 1, item_number_display: `ITEM-${10000 + i}`, description: `Bench item ${i + 1} with a longer description to wrap`,

@@ -10,7 +10,7 @@ import { createAdminKey } from '../src/bootstrap.ts';
 import { connectPostgres } from '../src/db/connect.ts';
 import { generate, ITEMS, LARGE, MOVEMENTS, ORDERS, sampleItems, sampleOrders, type Generated, type SampleItem } from './generate.ts';
 import { ORDER_LINES, orderBodies } from './orders.ts';
-import { measureMixed, printMixed, type MixedRead } from './mixed.ts';
+import { measureMixed, printMixed, type MixedRead, type ReadFigures } from './mixed.ts';
 import { measurePicking, printPicking } from './picking.ts';
 import { measureReceiving, partnerItems, printReceiving } from './receiving.ts';
 import { measureReports, printReports } from './reports.ts';
@@ -236,10 +236,28 @@ async function measure(endpoint: Endpoint, headers: Record<string, string>, floo
   const met = endpoint.minRatio === null && endpoint.maxP99Ms === null && !endpoint.minRps ? null
     : (endpoint.minRatio === null || (ratio ?? 0) >= endpoint.minRatio) && (endpoint.maxP99Ms === null || r.latency.p99 < endpoint.maxP99Ms)
       && (!endpoint.minRps || r.requests.average >= endpoint.minRps);
-  return {
-    ...empty, requests_per_s: Math.round(r.requests.average), p50_ms: r.latency.p50, p99_ms: r.latency.p99,
-    ratio_to_floor: ratio === null ? null : Math.round(ratio * 100) / 100, non_2xx: r.non2xx, errors: r.errors + r.timeouts, met,
+  return { ...empty, ...figuresOf(r), ratio_to_floor: ratio === null ? null : Math.round(ratio * 100) / 100, met };
+}
+
+/** The figures every table prints, from one autocannon run. */
+function figuresOf(r: Awaited<ReturnType<typeof autocannon>>) {
+  return { requests_per_s: Math.round(r.requests.average), p50_ms: r.latency.p50, p99_ms: r.latency.p99, non_2xx: r.non2xx, errors: r.errors + r.timeouts };
+}
+
+/** One read of the mixed load after its warm-up, counting the answers the read cache gave (X-Read-Cache). */
+async function measureCounted(endpoint: Endpoint, headers: Record<string, string>): Promise<ReadFigures> {
+  let hits = 0;
+  let misses = 0;
+  const countCache = (raw: string[]) => {
+    for (let i = 0; i < raw.length; i += 2) {
+      if (raw[i]!.toLowerCase() !== 'x-read-cache') continue;
+      if (raw[i + 1] === 'hit') hits++;
+      else misses++;
+    }
   };
+  await drive(endpoint, headers, WARMUP);
+  const r = await drive(endpoint, headers, DURATION, countCache);
+  return { ...figuresOf(r), cache_hits: hits, cache_misses: misses };
 }
 
 function printTable(rows: Row[]): void {
@@ -305,24 +323,7 @@ async function main(): Promise<void> {
       reads: [...targetReads(items), { name: 'GET /orders/{id}', paths: (await sampleOrders(benchUrl, SAMPLES)).map((id) => `/api/v1/orders/${id}`), minRatio: null, maxP99Ms: null }],
       floorRps,
       floor: `http://127.0.0.1:${FLOOR_PORT}`,
-      measureRead: async (base, read) => {
-        const endpoint: Endpoint = { ...read, base };
-        let hits = 0;
-        let misses = 0;
-        const countCache = (raw: string[]) => {
-          for (let i = 0; i < raw.length; i += 2) {
-            if (raw[i]!.toLowerCase() !== 'x-read-cache') continue;
-            if (raw[i + 1] === 'hit') hits++;
-            else misses++;
-          }
-        };
-        await drive(endpoint, headers, WARMUP);
-        const r = await drive(endpoint, headers, DURATION, countCache);
-        return {
-          requests_per_s: Math.round(r.requests.average), p50_ms: r.latency.p50, p99_ms: r.latency.p99, non_2xx: r.non2xx,
-          errors: r.errors + r.timeouts, cache_hits: hits, cache_misses: misses,
-        };
-      },
+      measureRead: (base, read) => measureCounted({ ...read, base }, headers),
     })]);
   // Both service instances run delivery workers.
   const webhooks = await section('webhooks', 'fan-out to a local receiver, event write, poll', printWebhooks, () => measureWebhooks(serviceUrl, headers, benchUrl, 2));
