@@ -3,6 +3,7 @@
 // webhook deliveries all of them cause, to a receiver on this machine). Each read runs against the service with its
 // read cache (what users get: the cache pays only between writes) and against one without it.
 import { apiClient, countingReceiver } from './client.ts';
+import { floorCycle } from './picking.ts';
 import { percentile } from './stats.ts';
 
 // Writes per second of each writer (a busy warehouse at its peak, times BENCH_MIXED_WRITE_SCALE); a writer never has more
@@ -136,13 +137,7 @@ export async function measureMixed(service: string, uncached: string, headers: R
       const orderId = entered.shift();
       if (!orderId) return;
       await call('POST', `/orders/${orderId}/release`);
-      const { data: started } = (await call('POST', '/pick-batches', { order_id: orderId }))!;
-      const { data: session } = (await call('GET', `/pick-batches/${started.ID}`))!;
-      for (const line of session.Lines) await call('POST', `/pick-batches/${session.ID}/lines/${line.PickBatchLineID}/pick`, { qty_picked: line.QtyToPick });
-      await call('POST', `/pick-batches/${session.ID}/complete`);
-      for (const line of session.Lines) await call('POST', `/pick-batches/${session.ID}/lines/${line.PickBatchLineID}/verify`);
-      await call('POST', `/pick-batches/${session.ID}/pack`);
-      await call('POST', `/pick-batches/${session.ID}/ship`, { tracking_number: `1ZMIXED${orderId.slice(0, 8)}`, carrier: 'ups' });
+      await floorCycle(call, orderId);
     }),
   ];
 
