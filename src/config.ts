@@ -37,6 +37,8 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** Memory for answers of the read cache (src/http/read-cache.ts), in bytes; 0 turns it off. */
   readCacheBytes: number;
+  /** Days an event acknowledged by every stream that holds it is kept (src/db/partitions.ts). */
+  eventRetentionDays: number;
   /** Proxies whose X-Forwarded-For is believed: a hop count or a list of addresses/CIDRs; false trusts none. */
   trustProxy: number | string | false;
   /** Where uploaded and generated document files are kept (the database holds only their metadata). */
@@ -128,6 +130,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbStatementTimeoutMs: integer(env, 'WMS_DB_STATEMENT_TIMEOUT_MS', 30_000, 100),
     shutdownTimeoutMs: integer(env, 'WMS_SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     readCacheBytes: integer(env, 'WMS_READ_CACHE_MB', 64, 0) * 1_048_576,
+    eventRetentionDays: integer(env, 'WMS_EVENT_RETENTION_DAYS', 90, 1),
     trustProxy: trustedProxies(text(env, 'WMS_TRUST_PROXY')),
     documentsDir: text(env, 'WMS_DOCUMENTS_DIR') ?? join(dataDir, 'documents'),
     documentMaxBytes: integer(env, 'WMS_DOCUMENT_MAX_BYTES', 10 * 1_048_576, 1),

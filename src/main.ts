@@ -9,9 +9,10 @@ import { isDatabaseUnavailable } from './db/availability.ts';
 import { connect, type Database } from './db/connect.ts';
 import { foldListCounts } from './db/list-counts.ts';
 import { migrate } from './db/migrate.ts';
+import { maintainPartitions } from './db/partitions.ts';
 import { pruneIdempotencyKeys } from './http/idempotency.ts';
 import { memoryCounterStore, redisCounterStore } from './http/rate-limit.ts';
-import { pruneDeliveryLog, startDeliveryWorker, type DeliveryWorker } from './workers/webhook-delivery.ts';
+import { DELIVERY_LOG_DAYS, pruneDeliveryLog, startDeliveryWorker, type DeliveryWorker } from './workers/webhook-delivery.ts';
 
 const RETRY_FIRST_MS = 250;
 const RETRY_MAX_MS = 5000;
@@ -54,6 +55,17 @@ async function prepareDatabase(config: Config, database: Database, log: Logger, 
   return false;
 }
 
+/** Hourly: expired idempotency keys and delivery log rows go, the coming months' partitions are made, old months dropped. */
+function housekeeping(config: Config, database: Database, log: Logger): void {
+  pruneIdempotencyKeys(database.db).catch((err) => log.warn({ err }, 'idempotency prune failed'));
+  pruneDeliveryLog(database.db).catch((err) => log.warn({ err }, 'webhook delivery log prune failed'));
+  maintainPartitions(database.db, { eventDays: config.eventRetentionDays, deliveryLogDays: DELIVERY_LOG_DAYS })
+    .then((result) => {
+      if (result.created.length || result.dropped.length || result.eventsDeleted) log.info(result, 'monthly partitions maintained');
+    })
+    .catch((err) => log.warn({ err }, 'partition maintenance failed'));
+}
+
 // The list totals gain rows with every change (migration 0017); folded this often, a total reads a few rows per key.
 const FOLD_LIST_COUNTS_MS = 2000;
 
@@ -82,10 +94,7 @@ async function main() {
     config, db: database.db, reads: database.reads, counters, listen: database.listen, ping: database.ping, loggerInstance: log, databaseReady: () => ready,
   });
 
-  const pruner = setInterval(() => {
-    pruneIdempotencyKeys(database.db).catch((err) => log.warn({ err }, 'idempotency prune failed'));
-    pruneDeliveryLog(database.db).catch((err) => log.warn({ err }, 'webhook delivery log prune failed'));
-  }, 3_600_000);
+  const pruner = setInterval(() => housekeeping(config, database, log), 3_600_000);
   pruner.unref();
   let deliveries: DeliveryWorker | null = null;
   let stopFolding = () => {};
@@ -117,6 +126,7 @@ async function main() {
   await app.listen({ host: config.host, port: config.port });
   ready = await prepareDatabase(config, database, log, () => stopping);
   if (ready && !stopping) {
+    housekeeping(config, database, log);
     deliveries = startDeliveryWorker(database.db, config, log);
     stopFolding = startFoldingListCounts(database, log);
   }

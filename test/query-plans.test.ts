@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createQueryId, sql, type KyselyPlugin, type RootOperationNode } from 'kysely';
+import { maintainPartitions } from '../src/db/partitions.ts';
 import { call, createItem, createManufacturer, freshDatabase, onPostgres, startApp, type TestApp } from './helpers.ts';
 
 const captured: RootOperationNode[] = [];
@@ -50,6 +51,8 @@ before(async () => {
     from generate_series(1, 20000) n
       join lateral (select id from manufacturers order by code offset n % 10 limit 1) m on true
       join lateral (select id from customers where account_number = 'PLAN' || (1 + n % 2000)) c on true`.execute(t.db);
+  // The hourly maintenance gives the back-dated movements their months, as it would in a running warehouse.
+  await maintainPartitions(t.db, { eventDays: 90, deliveryLogDays: 30 });
   await sql`vacuum analyze`.execute(t.db);
 });
 after(() => t?.close());
@@ -67,7 +70,9 @@ function literal(value: unknown): string {
 function seqScans(plan: unknown): string[] {
   const found: string[] = [];
   const walk = (node: Record<string, unknown>) => {
-    if (node['Node Type'] === 'Seq Scan' && BIG_TABLES.includes(node['Relation Name'] as string)) found.push(node['Relation Name'] as string);
+    // A month of a partitioned table (inventory_movements_2026_05, inventory_movements_default) counts as the table.
+    const table = String(node['Relation Name']).replace(/_(\d{4}_\d{2}|default)$/, '');
+    if (node['Node Type'] === 'Seq Scan' && BIG_TABLES.includes(table)) found.push(node['Relation Name'] as string);
     for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
   };
   walk(plan as Record<string, unknown>);

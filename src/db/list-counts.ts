@@ -1,13 +1,13 @@
-// Totals of the order and item lists from the counts the database maintains (migration 0017), and the fold that keeps
-// them a row per key. A total is the sum of its key's rows, read in the caller's snapshot: as exact as count(*).
+// Totals of the order and item lists and of the movement ledger from the counts the database maintains (migrations
+// 0017, 0018), and the fold that keeps them a row per key. A total is the sum of its key's rows, read in the caller's snapshot: as exact as count(*).
 import { sql, type Kysely } from 'kysely';
 import type { DB } from './schema.ts';
 
 export interface CountedList {
-  list: 'orders' | 'items';
+  list: 'orders' | 'items' | 'movements';
   /** One partner's rows; all partners' when absent. */
   manufacturerId?: string;
-  /** Any of these statuses; every status when absent or empty. */
+  /** Any of these statuses (movements: types); every status when absent or empty. */
   statuses?: readonly string[];
   /** items: rows with any of these stock-flag bits (item_stock_flags); every row when absent or 0. */
   anyFlags?: number;

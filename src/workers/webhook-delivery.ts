@@ -23,7 +23,7 @@ const MAX_BACKOFF_S = 128;
 const RESPONSE_KEPT_BYTES = 1024;
 const CONCURRENT = 32;
 const IDLE_POLL_MS = 250;
-const LOG_DAYS = 30;
+export const DELIVERY_LOG_DAYS = 30;
 
 interface Claimed {
   id: string;
@@ -242,6 +242,6 @@ export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secret
 
 /** Attempts older than the log keeps (30 days) are removed; delivered deliveries with them. */
 export async function pruneDeliveryLog(db: Kysely<DB>): Promise<void> {
-  await db.deleteFrom('webhook_delivery_attempts').where('attempted_at', '<', sql<Date>`now() - make_interval(days => ${LOG_DAYS})`).execute();
-  await db.deleteFrom('webhook_deliveries').where('status', '=', 'delivered').where('delivered_at', '<', sql<Date>`now() - make_interval(days => ${LOG_DAYS})`).execute();
+  await db.deleteFrom('webhook_delivery_attempts').where('attempted_at', '<', sql<Date>`now() - make_interval(days => ${DELIVERY_LOG_DAYS})`).execute();
+  await db.deleteFrom('webhook_deliveries').where('status', '=', 'delivered').where('delivered_at', '<', sql<Date>`now() - make_interval(days => ${DELIVERY_LOG_DAYS})`).execute();
 }

@@ -1,5 +1,6 @@
 // Inventory adjustments and the two ledgers (every movement; adjustments and count corrections only).
 import type { Kysely } from 'kysely';
+import { countedTotal } from '../../db/list-counts.ts';
 import type { DB, MovementType } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { adjustStock } from '../../domain/stock.ts';
@@ -19,10 +20,19 @@ function movementsWithNames(db: Kysely<DB>) {
     ]);
 }
 
-/** Ledger rows by id, in the order given (for responses of operations that just wrote them). */
-export async function movementsById(db: Kysely<DB>, ids: string[]) {
+/**
+ * Ledger rows by id, in the order given (for responses of operations that just wrote them). With the rows' times too,
+ * only their months are read (the ledger is partitioned by month of performed_at); without, every month's index is.
+ * (A Date holds milliseconds and performed_at microseconds: the times bound a range, they are not matched.)
+ */
+export async function movementsById(db: Kysely<DB>, ids: string[], performedAt?: Date[]) {
   if (!ids.length) return [];
-  const rows = await movementsWithNames(db).where('mv.id', 'in', ids).execute();
+  let query = movementsWithNames(db).where('mv.id', 'in', ids);
+  if (performedAt?.length) {
+    const times = performedAt.map((at) => at.getTime());
+    query = query.where('mv.performed_at', '>=', new Date(Math.min(...times))).where('mv.performed_at', '<', new Date(Math.max(...times) + 1));
+  }
+  const rows = await query.execute();
   return ids.map((id) => rows.find((row) => row.id === id)!);
 }
 
@@ -43,12 +53,22 @@ export async function listMovements(db: Kysely<DB>, actor: Actor, filter: Ledger
   if (!actor.manufacturerId && filter.manufacturer) query = query.where('mv.manufacturer_id', '=', filter.manufacturer);
   if (filter.from) query = query.where('mv.performed_at', '>=', new Date(`${filter.from}T00:00:00Z`));
   if (filter.to) query = query.where('mv.performed_at', '<', new Date(Date.parse(`${filter.to}T00:00:00Z`) + 86_400_000));
-  const pageIds = await query.select('mv.id').orderBy('mv.seq', 'desc').limit(page.perPage).offset(page.offset).execute();
+  const pageRows = await query.select(['mv.id', 'mv.performed_at']).orderBy('mv.seq', 'desc').limit(page.perPage).offset(page.offset).execute();
   const [rows, total] = await Promise.all([
-    movementsById(db, pageIds.map((row) => row.id)),
-    query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
+    movementsById(db, pageRows.map((row) => row.id), pageRows.map((row) => row.performed_at)),
+    filter.item || filter.from || filter.to
+      ? query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow().then((row) => Number(row.count))
+      : ledgerTotal(db, actor.manufacturerId ?? filter.manufacturer, types, filter.movement_type),
   ]);
-  return { rows, total: total.count };
+  return { rows, total };
+}
+
+/**
+ * The total of a ledger narrowed by partner and types only, from the maintained counts (migration 0018). The query's
+ * movement_type is validated against the ledger's own types, so it narrows them.
+ */
+function ledgerTotal(db: Kysely<DB>, manufacturerId: string | undefined, types: readonly MovementType[] | undefined, chosen: readonly MovementType[] | undefined) {
+  return countedTotal(db, { list: 'movements', manufacturerId, statuses: chosen?.length ? chosen : types });
 }
 
 export interface NewAdjustment {

@@ -89,6 +89,9 @@ export async function changeSubscription(db: Kysely<DB>, actor: Actor, id: strin
 export async function deleteSubscription(db: Kysely<DB>, actor: Actor, id: string) {
   await inTransaction(db, async (tx) => {
     const before = await subscriptionOf(tx, actor, id, true);
+    // The deliveries go with the subscription (on delete cascade); their attempts have no key to follow them there.
+    await tx.deleteFrom('webhook_delivery_attempts')
+      .where('delivery_id', 'in', tx.selectFrom('webhook_deliveries').select('id').where('subscription_id', '=', id)).execute();
     await tx.deleteFrom('webhook_subscriptions').where('id', '=', id).execute();
     await recordHistory(tx, actor, { entityType: 'webhook_subscription', entityId: id, action: 'deleted', manufacturerId: before.manufacturer_id, before: shown(before) });
   });

@@ -1,0 +1,131 @@
+-- The movement ledger, the event outbox and the webhook delivery log grow without end: each becomes a table
+-- range-partitioned by calendar month (UTC) of its time column. Range reads (reports, a ledger from..to, the delivery
+-- log) scan only their months; retention (src/db/partitions.ts) drops a finished month whole instead of deleting rows;
+-- vacuum and index builds work month by month.
+--
+-- PostgreSQL requires every unique key of a partitioned table to include its partition column, so the keys become
+-- (id, <time>) and (seq, <time>). ids come from gen_random_uuid() and seq from one sequence, so each stays unique on its
+-- own; a delivery's (subscription, event) pair stays unique because emit() writes the event and its deliveries in one
+-- transaction, so they share the transaction's now(). Foreign keys to these tables go (a key must be unique on its
+-- own): a count line's movement and an attempt's delivery are written by the service with the row they name.
+--
+-- Each table has a DEFAULT partition, so a write never fails for want of a month: rows of a month without its own
+-- partition (back-dated data, a clock far off) land there and move to the month when it is created.
+
+-- The partition of `parent` for the UTC month that contains `month`, created when missing: made beside the table,
+-- given the rows of that month that sit in the default partition, then attached (attaching validates the new month
+-- without holding the whole table, and the table's indexes are built on it).
+create function wms_month_partition(parent text, month date) returns void language plpgsql as $$
+declare
+  first date := date_trunc('month', month)::date;
+  name text := parent || '_' || to_char(first, 'YYYY_MM');
+  lo timestamptz := first::timestamp at time zone 'UTC';
+  hi timestamptz := (first + interval '1 month')::timestamp at time zone 'UTC';
+  key text;
+begin
+  if to_regclass(name) is not null then return; end if;
+  select a.attname into key from pg_partitioned_table p
+    join pg_attribute a on a.attrelid = p.partrelid and a.attnum = p.partattrs[0]
+    where p.partrelid = parent::regclass;
+  execute format('create table %I (like %I including defaults including constraints)', name, parent);
+  execute format('with moved as (delete from %I where %I >= $1 and %I < $2 returning *) insert into %I select * from moved',
+    parent || '_default', key, key, name) using lo, hi;
+  execute format('alter table %I attach partition %I for values from (%L) to (%L)', parent, name, lo, hi);
+end $$;
+
+-- Every month from `from_month` to `to_month`, both included.
+create function wms_month_partitions(parent text, from_month date, to_month date) returns void language sql as $$
+  select wms_month_partition(parent, m::date)
+  from generate_series(date_trunc('month', from_month), date_trunc('month', to_month), interval '1 month') m
+$$;
+
+alter table cycle_count_lines drop constraint cycle_count_lines_movement_id_fkey;
+alter table webhook_delivery_attempts drop constraint webhook_delivery_attempts_delivery_id_fkey;
+
+-- The movement ledger, by performed_at.
+alter table inventory_movements rename to inventory_movements_unpartitioned;
+alter sequence inventory_movements_seq_seq owned by none;
+create table inventory_movements (like inventory_movements_unpartitioned including defaults including constraints)
+  partition by range (performed_at);
+create table inventory_movements_default partition of inventory_movements default;
+select wms_month_partitions('inventory_movements',
+  coalesce((select min(performed_at) from inventory_movements_unpartitioned), now())::date, (now() + interval '3 months')::date);
+insert into inventory_movements select * from inventory_movements_unpartitioned;
+drop table inventory_movements_unpartitioned;
+alter sequence inventory_movements_seq_seq owned by inventory_movements.seq;
+alter table inventory_movements
+  add primary key (id, performed_at),
+  add constraint inventory_movements_seq_key unique (seq, performed_at),
+  add foreign key (item_id) references items (id),
+  add foreign key (manufacturer_id) references manufacturers (id),
+  add foreign key (location_id) references locations (id);
+create index inventory_movements_item_idx on inventory_movements (item_id, seq);
+create index inventory_movements_manufacturer_idx on inventory_movements (manufacturer_id, seq);
+create index inventory_movements_type_idx on inventory_movements (movement_type, seq);
+create index inventory_movements_performed_idx on inventory_movements (performed_at, seq);
+create index inventory_movements_shipments_idx on inventory_movements (item_id, performed_at) where movement_type = 'shipment';
+create index inventory_movements_cycle_count_idx on inventory_movements (cycle_count_batch_id) where cycle_count_batch_id is not null;
+create index inventory_movements_day_idx on inventory_movements (performed_at) include (manufacturer_id, movement_type, inventory_status, quantity);
+create index inventory_movements_manufacturer_day_idx on inventory_movements (manufacturer_id, performed_at)
+  include (movement_type, inventory_status, quantity);
+create index inventory_movements_shipped_day_idx on inventory_movements (performed_at) include (item_id, quantity)
+  where movement_type = 'shipment';
+create index inventory_movements_quarantine_idx on inventory_movements (item_id, performed_at) include (quantity)
+  where inventory_status = 'quarantine';
+
+-- The event outbox, by occurred_at.
+alter table outbox_events rename to outbox_events_unpartitioned;
+alter sequence outbox_events_seq_seq owned by none;
+create table outbox_events (like outbox_events_unpartitioned including defaults including constraints)
+  partition by range (occurred_at);
+create table outbox_events_default partition of outbox_events default;
+select wms_month_partitions('outbox_events',
+  coalesce((select min(occurred_at) from outbox_events_unpartitioned), now())::date, (now() + interval '3 months')::date);
+insert into outbox_events select * from outbox_events_unpartitioned;
+drop table outbox_events_unpartitioned;
+alter sequence outbox_events_seq_seq owned by outbox_events.seq;
+alter table outbox_events
+  add primary key (id, occurred_at),
+  add constraint outbox_events_seq_key unique (seq, occurred_at);
+create index outbox_events_manufacturer_idx on outbox_events (manufacturer_id, seq);
+
+-- The webhook delivery log, by created_at.
+alter table webhook_deliveries rename to webhook_deliveries_unpartitioned;
+create table webhook_deliveries (like webhook_deliveries_unpartitioned including defaults including constraints)
+  partition by range (created_at);
+create table webhook_deliveries_default partition of webhook_deliveries default;
+select wms_month_partitions('webhook_deliveries',
+  coalesce((select min(created_at) from webhook_deliveries_unpartitioned), now())::date, (now() + interval '3 months')::date);
+insert into webhook_deliveries select * from webhook_deliveries_unpartitioned;
+drop table webhook_deliveries_unpartitioned;
+alter table webhook_deliveries
+  add primary key (id, created_at),
+  add constraint webhook_deliveries_subscription_event_key unique (subscription_id, event_seq, created_at),
+  add foreign key (subscription_id) references webhook_subscriptions (id) on delete cascade;
+create index webhook_deliveries_due_idx on webhook_deliveries (next_attempt_at, event_seq) where status = 'pending';
+create index webhook_deliveries_order_idx on webhook_deliveries (subscription_id, order_id, event_seq) where status = 'pending';
+create index webhook_deliveries_log_idx on webhook_deliveries (subscription_id, created_at desc);
+
+-- Retention asks whether any poll stream still holds an event of a month (src/db/partitions.ts).
+create index event_inbox_event_idx on event_inbox (event_seq);
+
+-- The ledger's total by partner and movement type joins the maintained list totals (migration 0017): a ledger page
+-- without an item or dates reads its total from a few rows instead of counting every movement. Ledger rows are never
+-- changed or deleted, so inserts alone move the counts (and a truncate forgets them).
+alter table list_counts drop constraint list_counts_list_check,
+  add constraint list_counts_list_check check (list in ('orders', 'items', 'movements'));
+
+create function count_movements() returns trigger language plpgsql as $$
+begin
+  insert into list_counts (list, manufacturer_id, status, n)
+  select 'movements', manufacturer_id, movement_type, count(*) from new_rows group by manufacturer_id, movement_type;
+  return null;
+end $$;
+
+lock table inventory_movements in share row exclusive mode;
+create trigger inventory_movements_count_insert after insert on inventory_movements referencing new table as new_rows
+  for each statement execute function count_movements();
+create trigger inventory_movements_count_truncate after truncate on inventory_movements
+  for each statement execute function forget_list_counts('movements');
+insert into list_counts (list, manufacturer_id, status, n)
+select 'movements', manufacturer_id, movement_type, count(*) from inventory_movements group by manufacturer_id, movement_type;
