@@ -79,6 +79,44 @@ function seqScans(plan: unknown): string[] {
   return found;
 }
 
+/** The plans of the queries on the big tables that a GET of `url` ran, prepared and explained with the request's values. */
+async function plansOf(url: string): Promise<{ sql: string; plan: unknown }[]> {
+  captured.length = 0;
+  const answer = await call(t.app, 'GET', url, { key: t.adminKey });
+  assert.equal(answer.status, 200, url);
+  const queries = captured.map((node) => t.db.getExecutor().compileQuery(node, createQueryId()))
+    .filter((q) => /^\s*\(?\s*(select|with)/i.test(q.sql) && BIG_TABLES.some((table) => q.sql.includes(`"${table}"`) || q.sql.includes(` ${table} `)));
+  assert.ok(queries.length > 0, `${url} ran a query on the big tables`);
+  const plans: { sql: string; plan: unknown }[] = [];
+  for (const query of queries) {
+    const plan = await t.db.connection().execute(async (connection) => {
+      await sql.raw(`prepare plan_probe as ${query.sql}`).execute(connection);
+      try {
+        const values = query.parameters.map(literal);
+        const result = await sql.raw<{ 'QUERY PLAN': [{ Plan: unknown }] }>(
+          `explain (format json) execute plan_probe${values.length ? `(${values.join(', ')})` : ''}`,
+        ).execute(connection);
+        return result.rows[0]!['QUERY PLAN'][0].Plan;
+      } finally {
+        await sql.raw('deallocate plan_probe').execute(connection);
+      }
+    });
+    plans.push({ sql: query.sql, plan });
+  }
+  return plans;
+}
+
+/** Every relation a plan reads. */
+function relationsOf(plan: unknown): string[] {
+  const found: string[] = [];
+  const walk = (node: Record<string, unknown>) => {
+    if (typeof node['Relation Name'] === 'string') found.push(node['Relation Name']);
+    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+  };
+  walk(plan as Record<string, unknown>);
+  return found;
+}
+
 test('no list, search or ledger query reads items, their stock state, aliases, movements or orders sequentially', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
   const urls = [
     '/api/v1/items', '/api/v1/items?sort=mfg_code', '/api/v1/items?sort=description', '/api/v1/items?sort=on_hand_desc',
@@ -103,27 +141,8 @@ test('no list, search or ledger query reads items, their stock state, aliases, m
   ];
   const failures: string[] = [];
   for (const url of urls) {
-    captured.length = 0;
-    const answer = await call(t.app, 'GET', url, { key: t.adminKey });
-    assert.equal(answer.status, 200, url);
-    const queries = captured.map((node) => t.db.getExecutor().compileQuery(node, createQueryId()))
-      .filter((q) => /^\s*\(?\s*(select|with)/i.test(q.sql) && BIG_TABLES.some((table) => q.sql.includes(`"${table}"`) || q.sql.includes(` ${table} `)));
-    assert.ok(queries.length > 0, `${url} ran a query on the big tables`);
-    for (const query of queries) {
-      // The query is prepared and its plan explained with the values the request used.
-      const plan = await t.db.connection().execute(async (connection) => {
-        await sql.raw(`prepare plan_probe as ${query.sql}`).execute(connection);
-        try {
-          const values = query.parameters.map(literal);
-          const result = await sql.raw<{ 'QUERY PLAN': [{ Plan: unknown }] }>(
-            `explain (format json) execute plan_probe${values.length ? `(${values.join(', ')})` : ''}`,
-          ).execute(connection);
-          return result.rows[0]!['QUERY PLAN'][0].Plan;
-        } finally {
-          await sql.raw('deallocate plan_probe').execute(connection);
-        }
-      });
-      if (seqScans(plan).length) failures.push(`${url}: sequential scan of ${seqScans(plan).join(', ')} in ${query.sql}`);
+    for (const { sql: text, plan } of await plansOf(url)) {
+      if (seqScans(plan).length) failures.push(`${url}: sequential scan of ${seqScans(plan).join(', ')} in ${text}`);
     }
   }
   assert.deepEqual(failures, []);
@@ -166,4 +185,19 @@ test('the total of a stock filter is read from the maintained counts (migration 
     where status = 'active' and reorder_level > 0 and qty_available < reorder_level`.execute(t.db);
   assert.equal(answer.body.meta.total_count, rows[0]!.n);
   assert.ok(rows[0]!.n > 1000, 'the generated catalogue has many items below their reorder level');
+});
+
+test('a ledger or report over a date range reads only the months of its range', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
+  // The generated movements are 60, 120 and 180 days old: a range around the 120-day ones lies in one or two months.
+  const day = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
+  const [from, to] = [day(125), day(115)];
+  const wanted = new Set([from, to].map((date) => `inventory_movements_${date.slice(0, 4)}_${date.slice(5, 7)}`));
+  for (const url of [
+    `/api/v1/inventory/movements?from=${from}&to=${to}`, `/api/v1/inventory/movements?manufacturer=${partner}&from=${from}&to=${to}`,
+    `/api/v1/reports/movements?from=${from}&to=${to}`, `/api/v1/reports/velocity?from=${from}&to=${to}`,
+  ]) {
+    const months = (await plansOf(url)).flatMap(({ plan }) => relationsOf(plan)).filter((name) => name.startsWith('inventory_movements_'));
+    assert.ok(months.length > 0, `${url} reads the ledger`);
+    assert.deepEqual([...new Set(months)].filter((name) => !wanted.has(name)), [], `${url} reads only ${[...wanted]}`);
+  }
 });

@@ -50,12 +50,18 @@ export async function maintainPartitions(db: Kysely<DB>, retention: Retention): 
   });
 }
 
-/** The months from now to MONTHS_AHEAD, and every month some row of the default partition belongs to. */
+/**
+ * The months from now to MONTHS_AHEAD and every month some row of the default partition belongs to. The ledger, kept
+ * whole, also gets every month between its oldest and now: a report or ledger range inside them never has to look in
+ * the default partition. (The tables with retention do not: their empty old months would be made and dropped again.)
+ */
 async function ensureMonths(tx: Transaction<DB>, table: PartitionedTable): Promise<void> {
   const column = sql.ref(PARTITIONED_TABLES[table]);
-  await sql`select wms_month_partitions(${table}, now()::date, (now() + make_interval(months => ${MONTHS_AHEAD}))::date)`.execute(tx);
   await sql`select wms_month_partition(${table}, m) from (select distinct date_trunc('month', ${column} at time zone 'UTC')::date m
     from ${sql.table(`${table}_default`)}) d`.execute(tx);
+  const [oldest] = table === 'inventory_movements' ? await months(tx, table) : [];
+  const from = oldest ? new Date(oldest.end.getTime() - 86_400_000) : new Date();
+  await sql`select wms_month_partitions(${table}, ${from.toISOString().slice(0, 10)}::date, (now() + make_interval(months => ${MONTHS_AHEAD}))::date)`.execute(tx);
 }
 
 interface Month {
