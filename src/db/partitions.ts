@@ -9,7 +9,7 @@ type PartitionedTable = keyof typeof PARTITIONED_TABLES;
 
 /** Months made ahead of the current one: a service that runs for weeks without this job still never writes to the default partition. */
 const MONTHS_AHEAD = 3;
-// Any fixed number, the same in every instance: one instance maintains at a time, the others skip that round.
+// Any fixed number, the same in every instance: one instance maintains at a time, the others skip that step.
 const PARTITION_LOCK = 4_711_002;
 
 export interface Retention {
@@ -30,23 +30,33 @@ export interface MaintenanceResult {
  * applies retention: a delivery-log month older than the log's days with nothing pending is dropped with its attempts;
  * an outbox month older than the event retention is dropped when none of its events is still owed (unacknowledged in a
  * poll stream, or pending for a webhook), else its acknowledged events are deleted. The movement ledger is kept whole.
- * Skipped (empty result) while another instance runs it.
+ * Each step is a short transaction of its own: a dropped month's exclusive lock on its table is held only for the drop,
+ * not while the next month's events are deleted.
  */
 export async function maintainPartitions(db: Kysely<DB>, retention: Retention): Promise<MaintenanceResult> {
-  return db.transaction().execute(async (tx) => {
-    const result: MaintenanceResult = { created: [], dropped: [], eventsDeleted: 0 };
-    const { rows: [lock] } = await sql<{ got: boolean }>`select pg_try_advisory_xact_lock(${PARTITION_LOCK}) as got`.execute(tx);
-    if (!lock!.got) return result;
-    // Attaching and dropping a month lock its table briefly; behind a long transaction this round gives up instead.
-    await sql`set local lock_timeout = '5s'`.execute(tx);
-    for (const table of Object.keys(PARTITIONED_TABLES) as PartitionedTable[]) {
+  const result: MaintenanceResult = { created: [], dropped: [], eventsDeleted: 0 };
+  for (const table of Object.keys(PARTITIONED_TABLES) as PartitionedTable[]) {
+    await step(db, async (tx) => {
       const before = new Set((await months(tx, table)).map((month) => month.name));
       await ensureMonths(tx, table);
       result.created.push(...(await months(tx, table)).map((month) => month.name).filter((name) => !before.has(name)));
-    }
-    await dropDeliveryMonths(tx, retention.deliveryLogDays, result);
-    await expireEventMonths(tx, retention.eventDays, result);
-    return result;
+    });
+  }
+  await dropDeliveryMonths(db, retention.deliveryLogDays, result);
+  await expireEventMonths(db, retention.eventDays, result);
+  return result;
+}
+
+/**
+ * One step of the maintenance in a transaction of its own, skipped while another instance holds the maintenance lock.
+ * Attaching and dropping a month lock its table briefly; behind a long transaction the step gives up after 5 s.
+ */
+async function step(db: Kysely<DB>, work: (tx: Transaction<DB>) => Promise<void>): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    const { rows: [lock] } = await sql<{ got: boolean }>`select pg_try_advisory_xact_lock(${PARTITION_LOCK}) as got`.execute(tx);
+    if (!lock!.got) return;
+    await sql`set local lock_timeout = '5s'`.execute(tx);
+    await work(tx);
   });
 }
 
@@ -55,7 +65,7 @@ export async function maintainPartitions(db: Kysely<DB>, retention: Retention): 
  * whole, also gets every month between its oldest and now: a report or ledger range inside them never has to look in
  * the default partition. (The tables with retention do not: their empty old months would be made and dropped again.)
  */
-async function ensureMonths(tx: Transaction<DB>, table: PartitionedTable): Promise<void> {
+async function ensureMonths(tx: Kysely<DB>, table: PartitionedTable): Promise<void> {
   const column = sql.ref(PARTITIONED_TABLES[table]);
   await sql`select wms_month_partition(${table}, m) from (select distinct date_trunc('month', ${column} at time zone 'UTC')::date m
     from ${sql.table(`${table}_default`)}) d`.execute(tx);
@@ -71,7 +81,7 @@ interface Month {
 }
 
 /** The month partitions of a table (named <table>_YYYY_MM by wms_month_partition), oldest first. */
-async function months(tx: Transaction<DB>, table: PartitionedTable): Promise<Month[]> {
+async function months(tx: Kysely<DB>, table: PartitionedTable): Promise<Month[]> {
   const { rows } = await sql<{ name: string }>`
     select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
     where i.inhparent = ${table}::regclass and c.relname ~ ${`^${table}_[0-9]{4}_[0-9]{2}$`} order by c.relname`.execute(tx);
@@ -83,35 +93,39 @@ async function months(tx: Transaction<DB>, table: PartitionedTable): Promise<Mon
 
 const olderThan = (month: Month, days: number) => month.end.getTime() <= Date.now() - days * 86_400_000;
 
-async function dropDeliveryMonths(tx: Transaction<DB>, days: number, result: MaintenanceResult): Promise<void> {
-  for (const month of await months(tx, 'webhook_deliveries')) {
+async function dropDeliveryMonths(db: Kysely<DB>, days: number, result: MaintenanceResult): Promise<void> {
+  for (const month of await months(db, 'webhook_deliveries')) {
     if (!olderThan(month, days)) continue;
-    const partition = sql.table(month.name);
-    const { rows: [pending] } = await sql<{ any: boolean }>`select exists (select 1 from ${partition} where status = 'pending') as any`.execute(tx);
-    if (pending!.any) continue;
-    await sql`delete from webhook_delivery_attempts where delivery_id in (select id from ${partition})`.execute(tx);
-    await sql`drop table ${partition}`.execute(tx);
-    result.dropped.push(month.name);
+    await step(db, async (tx) => {
+      const partition = sql.table(month.name);
+      const { rows: [pending] } = await sql<{ any: boolean }>`select exists (select 1 from ${partition} where status = 'pending') as any`.execute(tx);
+      if (pending!.any) return;
+      await sql`delete from webhook_delivery_attempts where delivery_id in (select id from ${partition})`.execute(tx);
+      await sql`drop table ${partition}`.execute(tx);
+      result.dropped.push(month.name);
+    });
   }
 }
 
-async function expireEventMonths(tx: Transaction<DB>, days: number, result: MaintenanceResult): Promise<void> {
-  for (const month of await months(tx, 'outbox_events')) {
+async function expireEventMonths(db: Kysely<DB>, days: number, result: MaintenanceResult): Promise<void> {
+  for (const month of await months(db, 'outbox_events')) {
     if (!olderThan(month, days)) continue;
-    const partition = sql.table(month.name);
-    // Owed: still in a poll stream (unacknowledged), or waiting for a webhook delivery. Both checks read an index.
-    const { rows: [state] } = await sql<{ owed: boolean }>`
-      select exists (select 1 from event_inbox i where i.event_seq between r.lo and r.hi)
-        or exists (select 1 from webhook_deliveries d where d.status = 'pending' and d.event_seq between r.lo and r.hi) as owed
-      from (select min(seq) as lo, max(seq) as hi from ${partition}) r`.execute(tx);
-    if (!state!.owed) {
-      await sql`drop table ${partition}`.execute(tx);
-      result.dropped.push(month.name);
-      continue;
-    }
-    const deleted = await sql`
-      delete from ${partition} e where not exists (select 1 from event_inbox i where i.event_seq = e.seq)
-        and not exists (select 1 from webhook_deliveries d where d.status = 'pending' and d.event_seq = e.seq)`.execute(tx);
-    result.eventsDeleted += Number(deleted.numAffectedRows ?? 0);
+    await step(db, async (tx) => {
+      const partition = sql.table(month.name);
+      // Owed: still in a poll stream (unacknowledged), or waiting for a webhook delivery. Both checks read an index.
+      const { rows: [state] } = await sql<{ owed: boolean }>`
+        select exists (select 1 from event_inbox i where i.event_seq between r.lo and r.hi)
+          or exists (select 1 from webhook_deliveries d where d.status = 'pending' and d.event_seq between r.lo and r.hi) as owed
+        from (select min(seq) as lo, max(seq) as hi from ${partition}) r`.execute(tx);
+      if (!state!.owed) {
+        await sql`drop table ${partition}`.execute(tx);
+        result.dropped.push(month.name);
+        return;
+      }
+      const deleted = await sql`
+        delete from ${partition} e where not exists (select 1 from event_inbox i where i.event_seq = e.seq)
+          and not exists (select 1 from webhook_deliveries d where d.status = 'pending' and d.event_seq = e.seq)`.execute(tx);
+      result.eventsDeleted += Number(deleted.numAffectedRows ?? 0);
+    });
   }
 }

@@ -42,17 +42,31 @@ $$;
 alter table cycle_count_lines drop constraint cycle_count_lines_movement_id_fkey;
 alter table webhook_delivery_attempts drop constraint webhook_delivery_attempts_delivery_id_fkey;
 
--- The movement ledger, by performed_at.
-alter table inventory_movements rename to inventory_movements_unpartitioned;
-alter sequence inventory_movements_seq_seq owned by none;
-create table inventory_movements (like inventory_movements_unpartitioned including defaults including constraints)
-  partition by range (performed_at);
-create table inventory_movements_default partition of inventory_movements default;
-select wms_month_partitions('inventory_movements',
-  coalesce((select min(performed_at) from inventory_movements_unpartitioned), now())::date, (now() + interval '3 months')::date);
-insert into inventory_movements select * from inventory_movements_unpartitioned;
-drop table inventory_movements_unpartitioned;
-alter sequence inventory_movements_seq_seq owned by inventory_movements.seq;
+-- Turns table `t` into one partitioned by month of `col`, with its columns, defaults, checks and rows, and every month
+-- from its oldest row to three months ahead; its keys, foreign keys and indexes are made again below. `seq` names the
+-- sequence of its seq column, kept (not dropped with the old table) and owned by the new one.
+create function wms_partition_by_month(t text, col text, seq text) returns void language plpgsql as $$
+declare
+  old text := t || '_unpartitioned';
+  oldest timestamptz;
+begin
+  execute format('alter table %I rename to %I', t, old);
+  if seq is not null then execute format('alter sequence %I owned by none', seq); end if;
+  execute format('create table %I (like %I including defaults including constraints) partition by range (%I)', t, old, col);
+  execute format('create table %I partition of %I default', t || '_default', t);
+  execute format('select min(%I) from %I', col, old) into oldest;
+  perform wms_month_partitions(t, coalesce(oldest, now())::date, (now() + interval '3 months')::date);
+  execute format('insert into %I select * from %I', t, old);
+  execute format('drop table %I', old);
+  if seq is not null then execute format('alter sequence %I owned by %I.seq', seq, t); end if;
+end $$;
+
+select wms_partition_by_month('inventory_movements', 'performed_at', 'inventory_movements_seq_seq');
+select wms_partition_by_month('outbox_events', 'occurred_at', 'outbox_events_seq_seq');
+select wms_partition_by_month('webhook_deliveries', 'created_at', null);
+drop function wms_partition_by_month(text, text, text);
+
+-- The movement ledger's keys and indexes.
 alter table inventory_movements
   add primary key (id, performed_at),
   add constraint inventory_movements_seq_key unique (seq, performed_at),
@@ -73,31 +87,13 @@ create index inventory_movements_shipped_day_idx on inventory_movements (perform
 create index inventory_movements_quarantine_idx on inventory_movements (item_id, performed_at) include (quantity)
   where inventory_status = 'quarantine';
 
--- The event outbox, by occurred_at.
-alter table outbox_events rename to outbox_events_unpartitioned;
-alter sequence outbox_events_seq_seq owned by none;
-create table outbox_events (like outbox_events_unpartitioned including defaults including constraints)
-  partition by range (occurred_at);
-create table outbox_events_default partition of outbox_events default;
-select wms_month_partitions('outbox_events',
-  coalesce((select min(occurred_at) from outbox_events_unpartitioned), now())::date, (now() + interval '3 months')::date);
-insert into outbox_events select * from outbox_events_unpartitioned;
-drop table outbox_events_unpartitioned;
-alter sequence outbox_events_seq_seq owned by outbox_events.seq;
+-- The event outbox's.
 alter table outbox_events
   add primary key (id, occurred_at),
   add constraint outbox_events_seq_key unique (seq, occurred_at);
 create index outbox_events_manufacturer_idx on outbox_events (manufacturer_id, seq);
 
--- The webhook delivery log, by created_at.
-alter table webhook_deliveries rename to webhook_deliveries_unpartitioned;
-create table webhook_deliveries (like webhook_deliveries_unpartitioned including defaults including constraints)
-  partition by range (created_at);
-create table webhook_deliveries_default partition of webhook_deliveries default;
-select wms_month_partitions('webhook_deliveries',
-  coalesce((select min(created_at) from webhook_deliveries_unpartitioned), now())::date, (now() + interval '3 months')::date);
-insert into webhook_deliveries select * from webhook_deliveries_unpartitioned;
-drop table webhook_deliveries_unpartitioned;
+-- The webhook delivery log's.
 alter table webhook_deliveries
   add primary key (id, created_at),
   add constraint webhook_deliveries_subscription_event_key unique (subscription_id, event_seq, created_at),
