@@ -72,17 +72,30 @@ export async function statementOf(db: Kysely<DB>, actor: Actor, manufacturerId: 
     .executeTakeFirst();
   if (!manufacturer) throw notFound('manufacturer');
   const { start, end } = period;
-  const balanceBefore = (at: Date) => sql`coalesce((select mv.balance_after from inventory_movements mv
-    where mv.item_id = i.id and mv.performed_at < ${at} order by mv.seq desc limit 1), 0)`;
-  const quarantineBetween = (from: Date | null, to: Date) => sql`coalesce((select sum(q.quantity) from inventory_movements q
-    where q.item_id = i.id and q.inventory_status = 'quarantine' and q.performed_at < ${to} ${from ? sql`and q.performed_at >= ${from}` : sql``}), 0)`;
+  // The partner's ledger is read once per figure, for all its items together: a probe per item would read every month
+  // of the ledger for each one (it is partitioned by month, and the default partition keeps PostgreSQL from reading the
+  // months newest first and stopping early).
+  const lastBalances = (before: Date) => sql`select distinct on (mv.item_id) mv.item_id, mv.balance_after from inventory_movements mv
+    where mv.manufacturer_id = ${manufacturer.id} and mv.performed_at < ${before} order by mv.item_id, mv.seq desc`;
   const listed = sql`
-    with balances as (
+    with opening as (${lastBalances(start)}), closing as (${lastBalances(end)}),
+    quarantine as (
+      select q.item_id, sum(q.quantity) filter (where q.performed_at < ${start}) before_start,
+        sum(q.quantity) filter (where q.performed_at >= ${start}) moved
+      from inventory_movements q
+      where q.manufacturer_id = ${manufacturer.id} and q.inventory_status = 'quarantine' and q.performed_at < ${end}
+      group by q.item_id),
+    moved as (
+      select distinct p.item_id from inventory_movements p
+      where p.manufacturer_id = ${manufacturer.id} and p.performed_at >= ${start} and p.performed_at < ${end}),
+    balances as (
       select i.id item_id, i.item_number_display, i.item_number_normalized, i.description,
-        ${balanceBefore(start)}::float8 opening_on_hand, ${balanceBefore(end)}::float8 closing_on_hand,
-        ${quarantineBetween(null, start)}::float8 opening_quarantine, ${quarantineBetween(start, end)}::float8 quarantine_moved,
-        exists (select 1 from inventory_movements p where p.item_id = i.id and p.performed_at >= ${start} and p.performed_at < ${end}) moved
-      from items i where i.manufacturer_id = ${manufacturer.id}),
+        coalesce(o.balance_after, 0)::float8 opening_on_hand, coalesce(c.balance_after, 0)::float8 closing_on_hand,
+        coalesce(q.before_start, 0)::float8 opening_quarantine, coalesce(q.moved, 0)::float8 quarantine_moved,
+        m.item_id is not null moved
+      from items i left join opening o on o.item_id = i.id left join closing c on c.item_id = i.id
+        left join quarantine q on q.item_id = i.id left join moved m on m.item_id = i.id
+      where i.manufacturer_id = ${manufacturer.id}),
     listed as (
       select * from balances b
       where b.moved or b.opening_on_hand <> 0 or b.closing_on_hand <> 0 or b.opening_quarantine <> 0)`;
