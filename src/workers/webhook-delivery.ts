@@ -118,6 +118,39 @@ export interface WorkerOptions {
   timeoutMs?: number;
 }
 
+interface RecordedOutcome {
+  id: string;
+  outcome: 'delivered' | 'retry' | 'failed' | 'dead';
+  status: 'pending' | 'delivered' | 'failed' | 'dead';
+  wait_s: number;
+  status_code: number | null;
+  error: string | null;
+  response: string | null;
+  duration_ms: number;
+  gone: boolean;
+}
+
+/** One statement (atomic on its own) for many deliveries: each one's new state, its attempt in the log, and on 410 its subscription turned off. */
+async function writeOutcomes(db: Kysely<DB>, rows: RecordedOutcome[]): Promise<void> {
+  await sql`
+    with input as (
+      select * from json_to_recordset(${JSON.stringify(rows)}::json) as x(id uuid, outcome text, status text, wait_s float8,
+        status_code integer, error text, response text, duration_ms integer, gone boolean)
+    ), delivery as (
+      update webhook_deliveries d set status = x.status, next_attempt_at = now() + make_interval(secs => x.wait_s),
+        leased_until = null, last_status_code = x.status_code, last_error = x.error,
+        delivered_at = case when x.status = 'delivered' then now() end, updated_at = now()
+      from input x where d.id = x.id returning d.id, d.subscription_id
+    ), attempt as (
+      insert into webhook_delivery_attempts (delivery_id, attempt, duration_ms, status_code, error, response_body, outcome)
+      select x.id, coalesce((select max(a.attempt) from webhook_delivery_attempts a where a.delivery_id = x.id), 0) + 1,
+        x.duration_ms, x.status_code, x.error, x.response, x.outcome
+      from input x
+    )
+    update webhook_subscriptions s set is_active = false, updated_at = now()
+    from delivery d join input x on x.id = d.id where x.gone and s.id = d.subscription_id`.execute(db);
+}
+
 export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secretKey'>, log: Pick<Logger, 'warn'>, options: WorkerOptions = {}): DeliveryWorker {
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
@@ -161,28 +194,42 @@ export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secret
     await record(delivery, outcome);
   }
 
-  async function record(delivery: Claimed, outcome: Outcome) {
+  // Outcomes are written in batches: the sends that finish while one batch is being written go together in the next,
+  // one statement for many deliveries instead of one each (the fan-out's database cost was mostly these writes).
+  let batch: { row: RecordedOutcome; done: () => void; failed: (error: unknown) => void }[] = [];
+  let writing: Promise<void> | null = null;
+
+  function record(delivery: Claimed, outcome: Outcome): Promise<void> {
     const status = outcome.statusCode;
     const kind = status !== null && status >= 200 && status < 300 ? 'delivered'
       : status === null ? (outcome.permanent ? 'failed' : 'retry')
         : transient(status) ? 'retry' : 'failed';
     const final = kind === 'retry' && delivery.attempts >= delivery.max_attempts ? 'dead' : kind;
-    const waitS = final === 'retry' ? Math.max(outcome.retryAfterS ?? 0, backoffSeconds(delivery.attempts)) : 0;
-    // One statement (atomic on its own): the delivery's new state, the attempt in the log, and on 410 the subscription
-    // turned off — the receiver is gone for good until someone turns it on again.
-    await sql`
-      with delivery as (
-        update webhook_deliveries set status = ${final === 'retry' ? 'pending' : final}, next_attempt_at = now() + make_interval(secs => ${waitS}),
-          leased_until = null, last_status_code = ${status}, last_error = ${outcome.error},
-          delivered_at = ${final === 'delivered' ? sql`now()` : null}, updated_at = now()
-        where id = ${delivery.id} returning subscription_id
-      ), attempt as (
-        insert into webhook_delivery_attempts (delivery_id, attempt, duration_ms, status_code, error, response_body, outcome)
-        select ${delivery.id}, coalesce(max(attempt), 0) + 1, ${outcome.durationMs}, ${status}, ${outcome.error}, ${outcome.response}, ${final}
-        from webhook_delivery_attempts where delivery_id = ${delivery.id}
-      )
-      update webhook_subscriptions set is_active = false, updated_at = now()
-      where ${status === 410} and id = (select subscription_id from delivery)`.execute(db);
+    const row: RecordedOutcome = {
+      id: delivery.id, outcome: final, status: final === 'retry' ? 'pending' : final,
+      wait_s: final === 'retry' ? Math.max(outcome.retryAfterS ?? 0, backoffSeconds(delivery.attempts)) : 0,
+      status_code: status, error: outcome.error, response: outcome.response, duration_ms: outcome.durationMs,
+      // The receiver is gone for good (410): the subscription is turned off until someone turns it on again.
+      gone: status === 410,
+    };
+    return new Promise<void>((done, failed) => {
+      batch.push({ row, done, failed });
+      writing ??= writeBatches();
+    });
+  }
+
+  async function writeBatches() {
+    while (batch.length) {
+      const taken = batch;
+      batch = [];
+      try {
+        await writeOutcomes(db, taken.map((entry) => entry.row));
+        for (const entry of taken) entry.done();
+      } catch (error) {
+        for (const entry of taken) entry.failed(error);
+      }
+    }
+    writing = null;
   }
 
   // Up to CONCURRENT sends at a time; a slow receiver holds one slot, not the worker: slots are refilled as they free.
