@@ -42,6 +42,7 @@ import { shipmentRoutes } from './modules/shipments/routes.ts';
 import { shipViaRoutes } from './modules/ship-via/routes.ts';
 import { warehouseRoutes } from './modules/warehouses/routes.ts';
 import { webhookRoutes } from './modules/webhooks/routes.ts';
+import { createMetrics, registerMetrics, type Metrics } from './http/metrics.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -59,6 +60,9 @@ export interface AppDeps {
   listen?: Database['listen'];
   /** The readiness probe of the database (absent: a `select 1` through the request pool). */
   ping?: Database['ping'];
+  /** The process's metrics (main shares them with the delivery worker); absent: the app makes its own. */
+  metrics?: Metrics;
+  poolStats?: Database['poolStats'];
   logger?: FastifyServerOptions['logger'];
   /** The process's own logger (main), shared with what runs outside requests. */
   loggerInstance?: FastifyBaseLogger;
@@ -134,6 +138,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   app.setErrorHandler((error, request, reply) => sendError(reply, toApiError(error as Error, request)));
   app.setNotFoundHandler((request, reply) => sendError(reply, routeNotFound(request)));
+  registerMetrics(app, deps.metrics ?? createMetrics(), { token: config.metricsToken, db, poolStats: deps.poolStats });
 
   // Callback-style hooks: no promise per request for work this small.
   let closing = false;

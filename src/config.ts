@@ -47,6 +47,8 @@ export interface Config {
   documentMaxBytes: number;
   /** Seals secrets kept in the database (WMS_SECRET_KEY, 32+ characters); null: a key kept in the database itself. */
   secretKey: string | null;
+  /** The bearer token GET /metrics requires; unset, there is no /metrics. */
+  metricsToken: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -135,5 +137,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     documentsDir: text(env, 'WMS_DOCUMENTS_DIR') ?? join(dataDir, 'documents'),
     documentMaxBytes: integer(env, 'WMS_DOCUMENT_MAX_BYTES', 10 * 1_048_576, 1),
     secretKey,
+    metricsToken: text(env, 'WMS_METRICS_TOKEN'),
   };
 }

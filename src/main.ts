@@ -11,6 +11,7 @@ import { foldListCounts } from './db/list-counts.ts';
 import { migrate } from './db/migrate.ts';
 import { maintainPartitions } from './db/partitions.ts';
 import { pruneIdempotencyKeys } from './http/idempotency.ts';
+import { createMetrics } from './http/metrics.ts';
 import { memoryCounterStore, redisCounterStore } from './http/rate-limit.ts';
 import { DELIVERY_LOG_DAYS, pruneDeliveryLog, startDeliveryWorker, type DeliveryWorker } from './workers/webhook-delivery.ts';
 
@@ -90,8 +91,10 @@ async function main() {
   });
   const counters = config.redisUrl ? redisCounterStore(config.redisUrl, { log }) : memoryCounterStore();
   let ready = false;
+  const metrics = createMetrics();
   const app = await buildApp({
     config, db: database.db, reads: database.reads, counters, listen: database.listen, ping: database.ping, loggerInstance: log, databaseReady: () => ready,
+    metrics, poolStats: database.poolStats,
   });
 
   const pruner = setInterval(() => housekeeping(config, database, log), 3_600_000);
@@ -127,7 +130,7 @@ async function main() {
   ready = await prepareDatabase(config, database, log, () => stopping);
   if (ready && !stopping) {
     housekeeping(config, database, log);
-    deliveries = startDeliveryWorker(database.db, config, log);
+    deliveries = startDeliveryWorker(database.db, config, log, { metrics });
     stopFolding = startFoldingListCounts(database, log);
   }
 }

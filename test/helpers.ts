@@ -13,6 +13,7 @@ import { connectPGlite, connectPostgres, type Database } from '../src/db/connect
 import { listMigrations, migrate } from '../src/db/migrate.ts';
 import type { DB } from '../src/db/schema.ts';
 import { generateApiKey, keyPrefix, sha256 } from '../src/domain/secrets.ts';
+import type { Metrics } from '../src/http/metrics.ts';
 import { memoryCounterStore, type CounterStore } from '../src/http/rate-limit.ts';
 import type { App } from '../src/http/types.ts';
 
@@ -125,6 +126,8 @@ export interface TestAppOptions {
   /** Called before the app is ready, to add test-only routes. */
   beforeReady?: (app: App) => void;
   logStream?: { write(line: string): void };
+  /** The process's metrics, to share with a delivery worker the test starts. */
+  metrics?: Metrics;
 }
 
 export async function startApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -140,6 +143,8 @@ export async function startApp(options: TestAppOptions = {}): Promise<TestApp> {
     db: database.db,
     counters,
     listen: database.listen,
+    poolStats: database.poolStats,
+    metrics: options.metrics,
     checkResponses: true,
     logger: options.logStream ? { level: 'info', stream: options.logStream } : false,
   });

@@ -12,6 +12,8 @@ import { withRequestTransactions } from './request-transaction.ts';
 import type { Config } from '../config.ts';
 import type { DB } from './schema.ts';
 
+import type { PoolStats } from '../http/metrics.ts';
+
 export interface Database {
   db: Kysely<DB>;
   /**
@@ -24,6 +26,8 @@ export interface Database {
   listen?(channel: string, handlers: ListenHandlers): Promise<() => Promise<void>>;
   /** Whether the database answers `select 1` within the time, on a connection outside the request pool. */
   ping(timeoutMs: number): Promise<boolean>;
+  /** The request pool's connections, for /metrics (PostgreSQL only). */
+  poolStats?(): PoolStats;
   close(): Promise<void>;
 }
 
@@ -69,7 +73,8 @@ const KEEPALIVE_AFTER_MS = 10_000;
 
 export function connectPostgres(url: string, options: PostgresOptions = {}): Database {
   const { preparedStatements = true } = options;
-  const primary = withPreparedStatements(openPool(url, options), preparedStatements);
+  const primaryPool = openPool(url, options);
+  const primary = withPreparedStatements(primaryPool, preparedStatements);
   const db = new Kysely<DB>({ dialect: withRequestTransactions(new PostgresDialect({ pool: primary })) });
   // No request transactions on the replica: a request that writes reads on the primary, where its own writes are.
   const reads = options.readUrl
@@ -82,6 +87,7 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
     kind: 'postgres',
     ...(listenUrl ? { listen: (channel, handlers) => listenOnServer(listenUrl, connectTimeoutMs, channel, handlers) } : {}),
     ping: (timeoutMs) => pingServer(url, timeoutMs),
+    poolStats: () => ({ total: primaryPool.totalCount, idle: primaryPool.idleCount, waiting: primaryPool.waitingCount }),
     close: async () => {
       await Promise.all([db.destroy(), reads === db ? null : reads.destroy()]);
     },

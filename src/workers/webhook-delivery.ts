@@ -12,6 +12,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { DB } from '../db/schema.ts';
+import type { Metrics } from '../http/metrics.ts';
 import { secretKeyOf } from '../db/secret-key.ts';
 import { openSecret, signatureOf } from '../domain/secrets.ts';
 import { isPublicAddress, privateUrlsAllowed } from '../modules/webhooks/url-guard.ts';
@@ -116,6 +117,8 @@ export interface DeliveryWorker {
 export interface WorkerOptions {
   /** How long a receiver may take to answer (10 s; tests shorten it). */
   timeoutMs?: number;
+  /** Counts the attempts written, by outcome (/metrics). */
+  metrics?: Pick<Metrics, 'deliveryAttempts'>;
 }
 
 interface RecordedOutcome {
@@ -224,7 +227,10 @@ export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secret
       batch = [];
       try {
         await writeOutcomes(db, taken.map((entry) => entry.row));
-        for (const entry of taken) entry.done();
+        for (const entry of taken) {
+          options.metrics?.deliveryAttempts.inc({ outcome: entry.row.outcome });
+          entry.done();
+        }
       } catch (error) {
         for (const entry of taken) entry.failed(error);
       }
