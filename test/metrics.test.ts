@@ -85,7 +85,8 @@ describe('with WMS_METRICS_TOKEN', () => {
     const statuses = [200, 500, 404];
     const receiver = createServer((request, response) => {
       request.resume();
-      request.on('end', () => response.writeHead(Number(new URL(request.url!, 'http://x').searchParams.get('s'))).end());
+      // A body with NUL bytes, which PostgreSQL text cannot hold: the outcomes are written all the same.
+      request.on('end', () => response.writeHead(Number(new URL(request.url!, 'http://x').searchParams.get('s'))).end('ok\u0000ok'));
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const base = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
@@ -107,6 +108,10 @@ describe('with WMS_METRICS_TOKEN', () => {
         now = await metrics.deliveryAttempts.get();
       }
       for (const outcome of ['delivered', 'dead', 'failed']) assert.equal(count(now.values, outcome), count(before.values, outcome) + 1, outcome);
+      const { rows } = await sql<{ response_body: string }>`select a.response_body from webhook_delivery_attempts a
+        join webhook_deliveries d on d.id = a.delivery_id join webhook_subscriptions s on s.id = d.subscription_id
+        where s.url like ${`${base}%`}`.execute(t.db);
+      assert.deepEqual(rows.map((row) => row.response_body), ['okok', 'okok', 'okok']);
       const text = (await scrape(t, `Bearer ${TOKEN}`)).body;
       assert.equal(valueOf(text, 'wms_webhook_delivery_attempts_total{outcome="dead"}'), count(now.values, 'dead'));
     } finally {

@@ -93,7 +93,8 @@ function post(url: string, body: string, headers: Record<string, string>, timeou
       const finish = () => {
         const retryAfter = Number(response.headers['retry-after']);
         done({
-          statusCode: response.statusCode ?? null, error: null, response: Buffer.concat(chunks).toString('utf8'),
+          // PostgreSQL text cannot hold NUL: a receiver's binary answer must not keep its outcome from being written.
+          statusCode: response.statusCode ?? null, error: null, response: Buffer.concat(chunks).toString('utf8').replaceAll('\u0000', ''),
           retryAfterS: Number.isFinite(retryAfter) && retryAfter >= 0 ? Math.min(retryAfter, MAX_BACKOFF_S) : null, permanent: false,
         });
       };
