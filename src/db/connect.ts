@@ -12,7 +12,12 @@ import { withRequestTransactions } from './request-transaction.ts';
 import type { Config } from '../config.ts';
 import type { DB } from './schema.ts';
 
-import type { PoolStats } from '../http/metrics.ts';
+/** Connections of the request pool: open, idle, and requests waiting for one. */
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
+}
 
 export interface Database {
   db: Kysely<DB>;

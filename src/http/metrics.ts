@@ -6,16 +6,10 @@ import { timingSafeEqual } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { FastifyInstance } from 'fastify';
+import type { PoolStats } from '../db/connect.ts';
 import type { DB } from '../db/schema.ts';
 import { unauthorized } from '../domain/errors.ts';
 import { sendError } from './errors.ts';
-
-/** Connections of the request pool: open, idle, and requests waiting for one. */
-export interface PoolStats {
-  total: number;
-  idle: number;
-  waiting: number;
-}
 
 export interface Metrics {
   registry: Registry;
