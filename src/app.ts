@@ -60,7 +60,7 @@ export interface AppDeps {
   listen?: Database['listen'];
   /** The readiness probe of the database (absent: a `select 1` through the request pool). */
   ping?: Database['ping'];
-  /** The process's metrics (main shares them with the delivery worker); absent: the app makes its own. */
+  /** The process's metrics (main shares them with the delivery worker); absent: the app makes its own when WMS_METRICS_TOKEN is set. */
   metrics?: Metrics;
   poolStats?: Database['poolStats'];
   logger?: FastifyServerOptions['logger'];
@@ -138,7 +138,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   app.setErrorHandler((error, request, reply) => sendError(reply, toApiError(error as Error, request)));
   app.setNotFoundHandler((request, reply) => sendError(reply, routeNotFound(request)));
-  registerMetrics(app, deps.metrics ?? createMetrics(), { token: config.metricsToken, db, poolStats: deps.poolStats });
+  if (config.metricsToken) registerMetrics(app, deps.metrics ?? createMetrics(), { token: config.metricsToken, db, poolStats: deps.poolStats });
 
   // Callback-style hooks: no promise per request for work this small.
   let closing = false;

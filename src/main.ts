@@ -91,7 +91,7 @@ async function main() {
   });
   const counters = config.redisUrl ? redisCounterStore(config.redisUrl, { log }) : memoryCounterStore();
   let ready = false;
-  const metrics = createMetrics();
+  const metrics = config.metricsToken ? createMetrics() : undefined;
   const app = await buildApp({
     config, db: database.db, reads: database.reads, counters, listen: database.listen, ping: database.ping, loggerInstance: log, databaseReady: () => ready,
     metrics, poolStats: database.poolStats,

@@ -1,5 +1,6 @@
 // Totals of the order and item lists and of the movement ledger from the counts the database maintains (migrations
-// 0017, 0018), and the fold that keeps them a row per key. A total is the sum of its key's rows, read in the caller's snapshot: as exact as count(*).
+// 0017, 0018), and the fold that keeps them a row per key. A total is the sum of its key's rows, read in the caller's
+// snapshot: as exact as count(*).
 import { sql, type Kysely } from 'kysely';
 import type { DB } from './schema.ts';
 

@@ -37,9 +37,7 @@ export async function maintainPartitions(db: Kysely<DB>, retention: Retention): 
   const result: MaintenanceResult = { created: [], dropped: [], eventsDeleted: 0 };
   for (const table of Object.keys(PARTITIONED_TABLES) as PartitionedTable[]) {
     await step(db, async (tx) => {
-      const before = new Set((await months(tx, table)).map((month) => month.name));
-      await ensureMonths(tx, table);
-      result.created.push(...(await months(tx, table)).map((month) => month.name).filter((name) => !before.has(name)));
+      result.created.push(...await ensureMonths(tx, table));
     });
   }
   await dropDeliveryMonths(db, retention.deliveryLogDays, result);
@@ -65,13 +63,15 @@ async function step(db: Kysely<DB>, work: (tx: Transaction<DB>) => Promise<void>
  * whole, also gets every month between its oldest and now: a report or ledger range inside them never has to look in
  * the default partition. (The tables with retention do not: their empty old months would be made and dropped again.)
  */
-async function ensureMonths(tx: Kysely<DB>, table: PartitionedTable): Promise<void> {
+async function ensureMonths(tx: Kysely<DB>, table: PartitionedTable): Promise<string[]> {
   const column = sql.ref(PARTITIONED_TABLES[table]);
-  await sql`select wms_month_partition(${table}, m) from (select distinct date_trunc('month', ${column} at time zone 'UTC')::date m
-    from ${sql.table(`${table}_default`)}) d`.execute(tx);
+  const { rows: backDated } = await sql<{ made: string | null }>`select wms_month_partition(${table}, m) as made
+    from (select distinct date_trunc('month', ${column} at time zone 'UTC')::date m from ${sql.table(`${table}_default`)}) d`.execute(tx);
   const [oldest] = table === 'inventory_movements' ? await months(tx, table) : [];
   const from = oldest ? new Date(oldest.end.getTime() - 86_400_000) : new Date();
-  await sql`select wms_month_partitions(${table}, ${from.toISOString().slice(0, 10)}::date, (now() + make_interval(months => ${MONTHS_AHEAD}))::date)`.execute(tx);
+  const { rows: ahead } = await sql<{ made: string }>`select made from wms_month_partitions(${table}, ${from.toISOString().slice(0, 10)}::date,
+    (now() + make_interval(months => ${MONTHS_AHEAD}))::date) as made`.execute(tx);
+  return [...backDated, ...ahead].flatMap((row) => (row.made ? [row.made] : []));
 }
 
 interface Month {

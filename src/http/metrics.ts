@@ -19,7 +19,7 @@ export interface Metrics {
   deliveryAttempts: Counter<'outcome'>;
 }
 
-/** One registry per process (main gives it to the app and the delivery worker); a test's app makes its own. */
+/** One registry per process (main gives it to the app and the delivery worker when WMS_METRICS_TOKEN is set). */
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'wms_' });
@@ -37,8 +37,11 @@ export function createMetrics(): Metrics {
   };
 }
 
-/** Measures every response, and registers GET /metrics when a token is configured (otherwise it is 404). */
-export function registerMetrics(app: FastifyInstance, metrics: Metrics, options: { token: string | null; db: Kysely<DB>; poolStats?: () => PoolStats }): void {
+/**
+ * Measures every response and serves GET /metrics to requests bearing `token`. Registered only when WMS_METRICS_TOKEN is
+ * set: without it there is no /metrics (404) and no request pays for being measured.
+ */
+export function registerMetrics(app: FastifyInstance, metrics: Metrics, options: { token: string; db: Kysely<DB>; poolStats?: () => PoolStats }): void {
   app.addHook('onResponse', (request, reply, done) => {
     // The route's pattern, not the URL: ids in paths would make a series per record.
     const route = request.routeOptions.url ?? 'unmatched';
@@ -46,7 +49,6 @@ export function registerMetrics(app: FastifyInstance, metrics: Metrics, options:
     if (reply.statusCode === 429) metrics.rateLimitRefusals.inc();
     done();
   });
-  if (!options.token) return;
 
   const { poolStats } = options;
   if (poolStats) {

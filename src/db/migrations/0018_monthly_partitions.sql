@@ -14,8 +14,8 @@
 
 -- The partition of `parent` for the UTC month that contains `month`, created when missing: made beside the table,
 -- given the rows of that month that sit in the default partition, then attached (attaching validates the new month
--- without holding the whole table, and the table's indexes are built on it).
-create function wms_month_partition(parent text, month date) returns void language plpgsql as $$
+-- without holding the whole table, and the table's indexes are built on it). Returns its name when it made it.
+create function wms_month_partition(parent text, month date) returns text language plpgsql as $$
 declare
   first date := date_trunc('month', month)::date;
   name text := parent || '_' || to_char(first, 'YYYY_MM');
@@ -23,7 +23,7 @@ declare
   hi timestamptz := (first + interval '1 month')::timestamp at time zone 'UTC';
   key text;
 begin
-  if to_regclass(name) is not null then return; end if;
+  if to_regclass(name) is not null then return null; end if;
   select a.attname into key from pg_partitioned_table p
     join pg_attribute a on a.attrelid = p.partrelid and a.attnum = p.partattrs[0]
     where p.partrelid = parent::regclass;
@@ -31,24 +31,32 @@ begin
   execute format('with moved as (delete from %I where %I >= $1 and %I < $2 returning *) insert into %I select * from moved',
     parent || '_default', key, key, name) using lo, hi;
   execute format('alter table %I attach partition %I for values from (%L) to (%L)', parent, name, lo, hi);
+  return name;
 end $$;
 
--- Every month from `from_month` to `to_month`, both included.
-create function wms_month_partitions(parent text, from_month date, to_month date) returns void language sql as $$
-  select wms_month_partition(parent, m::date)
-  from generate_series(date_trunc('month', from_month), date_trunc('month', to_month), interval '1 month') m
+-- Every month from `from_month` to `to_month`, both included; returns the names of those it made.
+create function wms_month_partitions(parent text, from_month date, to_month date) returns setof text language sql as $$
+  select made from (
+    select wms_month_partition(parent, m::date) as made
+    from generate_series(date_trunc('month', from_month), date_trunc('month', to_month), interval '1 month') m) months
+  where made is not null
 $$;
 
 alter table cycle_count_lines drop constraint cycle_count_lines_movement_id_fkey;
 alter table webhook_delivery_attempts drop constraint webhook_delivery_attempts_delivery_id_fkey;
 
--- Turns table `t` into one partitioned by month of `col`, with its columns, defaults, checks and rows, and every month
--- from its oldest row to three months ahead; its keys, foreign keys and indexes are made again below. `seq` names the
--- sequence of its seq column, kept (not dropped with the old table) and owned by the new one.
+-- Turns table `t` into one partitioned by month of `col`, with its columns, defaults, checks, rows and indexes, and every
+-- month from its oldest row to three months ahead; its keys and foreign keys are made again below (a key must now
+-- include `col`). `seq` names the sequence of its seq column, kept (not dropped with the old table) and owned by the
+-- new one.
 create function wms_partition_by_month(t text, col text, seq text) returns void language plpgsql as $$
 declare
   old text := t || '_unpartitioned';
   oldest timestamptz;
+  -- The definitions name the table as `t`: run after the old one is gone, they build on the new one (every month).
+  indexes text[] := array(select i.indexdef from pg_indexes i where i.schemaname = current_schema() and i.tablename = t
+    and not exists (select 1 from pg_constraint c where c.conname = i.indexname));
+  definition text;
 begin
   execute format('alter table %I rename to %I', t, old);
   if seq is not null then execute format('alter sequence %I owned by none', seq); end if;
@@ -58,6 +66,7 @@ begin
   perform wms_month_partitions(t, coalesce(oldest, now())::date, (now() + interval '3 months')::date);
   execute format('insert into %I select * from %I', t, old);
   execute format('drop table %I', old);
+  foreach definition in array indexes loop execute definition; end loop;
   if seq is not null then execute format('alter sequence %I owned by %I.seq', seq, t); end if;
 end $$;
 
@@ -66,41 +75,24 @@ select wms_partition_by_month('outbox_events', 'occurred_at', 'outbox_events_seq
 select wms_partition_by_month('webhook_deliveries', 'created_at', null);
 drop function wms_partition_by_month(text, text, text);
 
--- The movement ledger's keys and indexes.
+-- The movement ledger's keys.
 alter table inventory_movements
   add primary key (id, performed_at),
   add constraint inventory_movements_seq_key unique (seq, performed_at),
   add foreign key (item_id) references items (id),
   add foreign key (manufacturer_id) references manufacturers (id),
   add foreign key (location_id) references locations (id);
-create index inventory_movements_item_idx on inventory_movements (item_id, seq);
-create index inventory_movements_manufacturer_idx on inventory_movements (manufacturer_id, seq);
-create index inventory_movements_type_idx on inventory_movements (movement_type, seq);
-create index inventory_movements_performed_idx on inventory_movements (performed_at, seq);
-create index inventory_movements_shipments_idx on inventory_movements (item_id, performed_at) where movement_type = 'shipment';
-create index inventory_movements_cycle_count_idx on inventory_movements (cycle_count_batch_id) where cycle_count_batch_id is not null;
-create index inventory_movements_day_idx on inventory_movements (performed_at) include (manufacturer_id, movement_type, inventory_status, quantity);
-create index inventory_movements_manufacturer_day_idx on inventory_movements (manufacturer_id, performed_at)
-  include (movement_type, inventory_status, quantity);
-create index inventory_movements_shipped_day_idx on inventory_movements (performed_at) include (item_id, quantity)
-  where movement_type = 'shipment';
-create index inventory_movements_quarantine_idx on inventory_movements (item_id, performed_at) include (quantity)
-  where inventory_status = 'quarantine';
 
 -- The event outbox's.
 alter table outbox_events
   add primary key (id, occurred_at),
   add constraint outbox_events_seq_key unique (seq, occurred_at);
-create index outbox_events_manufacturer_idx on outbox_events (manufacturer_id, seq);
 
 -- The webhook delivery log's.
 alter table webhook_deliveries
   add primary key (id, created_at),
   add constraint webhook_deliveries_subscription_event_key unique (subscription_id, event_seq, created_at),
   add foreign key (subscription_id) references webhook_subscriptions (id) on delete cascade;
-create index webhook_deliveries_due_idx on webhook_deliveries (next_attempt_at, event_seq) where status = 'pending';
-create index webhook_deliveries_order_idx on webhook_deliveries (subscription_id, order_id, event_seq) where status = 'pending';
-create index webhook_deliveries_log_idx on webhook_deliveries (subscription_id, created_at desc);
 
 -- Retention asks whether any poll stream still holds an event of a month (src/db/partitions.ts).
 create index event_inbox_event_idx on event_inbox (event_seq);
