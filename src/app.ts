@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
+import apiReference from '@scalar/fastify-api-reference';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { sql, type Kysely } from 'kysely';
 import type { Config } from './config.ts';
@@ -9,7 +10,6 @@ import type { Database } from './db/connect.ts';
 import type { DB } from './db/schema.ts';
 import { actorCache, AUTH_CHANNEL } from './http/actor-cache.ts';
 import { registerAuth, API_PREFIX } from './http/auth.ts';
-import { renderDocsPage } from './http/docs-page.ts';
 import { answerClientError, answerUnknownExpectation, sendError, toApiError } from './http/errors.ts';
 import { ApiError, unavailable } from './domain/errors.ts';
 import { Closed } from './http/schemas.ts';
@@ -81,7 +81,7 @@ const redactSecrets = (url: string) => url.replace(/^\/invites\/[^/?]+/, '/invit
 const logsRequests = (log: FastifyBaseLogger) => (log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') ?? true;
 
 // Answered while the database is not ready yet: the process is up, its description is static.
-const WITHOUT_DATABASE = new Set(['/healthz', '/openapi.json', '/docs']);
+const WITHOUT_DATABASE = new Set(['/healthz', '/openapi.json', '/docs', '/docs/', '/docs/js/scalar.js', '/docs/openapi.json', '/docs/openapi.yaml']);
 
 const routeNotFound = (request: FastifyRequest) => new ApiError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
 
@@ -92,6 +92,20 @@ const ACTOR_CACHE_SIZE = 10_000;
 const API_DESCRIPTION =
   'JSON API of the consignment warehouse service. Every /api/v1 request carries `Authorization: Bearer jwc_...`. ' +
   'Single records come as {data}, lists as {data, meta}, errors as {error:{code,message}}.';
+
+// The reference reads /openapi.json itself (one document, not a copy); nothing is fetched from outside the service:
+// no web fonts, no telemetry, no proxy for "try it" (requests go straight to this service with the bearer key typed in).
+const DOCS_CONFIGURATION = {
+  url: '/openapi.json',
+  pageTitle: 'Consignment WMS API reference',
+  withDefaultFonts: false,
+  telemetry: false,
+  hideClientButton: true,
+  showDeveloperTools: 'never',
+  defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
+  authentication: { preferredSecurityScheme: 'bearerAuth' },
+  agent: { disabled: true },
+} as const;
 
 const READY_CHECK_TIMEOUT_MS = 2000;
 
@@ -211,11 +225,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     return { data: { status: 'ready', database: 'ok', redis } };
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  let docsPage: string | null = null;
-  app.get('/docs', { schema: { hide: true } }, async (_request, reply) => {
-    docsPage ??= renderDocsPage(app.swagger() as unknown as Parameters<typeof renderDocsPage>[0]);
-    return reply.type('text/html; charset=utf-8').send(docsPage);
-  });
+  // The interactive reference (Scalar), its script served from our own dependencies: installations may run offline.
+  await app.register(apiReference, { routePrefix: '/docs', configuration: DOCS_CONFIGURATION, logLevel: 'warn' });
 
   const actors = actorCache({ ttlMs: ACTOR_CACHE_TTL_MS, maxEntries: ACTOR_CACHE_SIZE });
   if (deps.listen) {

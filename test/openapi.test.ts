@@ -135,12 +135,21 @@ test('tells the permission a route checks', () => {
   assert.match(doc.paths['/api/v1/contacts/{id}'].patch.description, /manufacturers\.edit.*customers\.edit/);
 });
 
-test('/docs is an HTML reference rendered from the document', async () => {
-  const page = await t.app.inject({ method: 'GET', url: '/docs' });
+test('/docs is the interactive reference, its script served by the service itself (no CDN)', async () => {
+  const redirect = await t.app.inject({ method: 'GET', url: '/docs' });
+  assert.equal(redirect.statusCode, 301);
+  assert.equal(redirect.headers.location, '/docs/');
+  const page = await t.app.inject({ method: 'GET', url: '/docs/' });
   assert.equal(page.statusCode, 200);
   assert.match(page.headers['content-type'] as string, /text\/html/);
-  for (const path of Object.keys(doc.paths)) assert.ok(page.body.includes(path), `${path} is on the page`);
-  assert.match(page.body, /1\.0\.0-dev/);
+  const scripts = [...page.body.matchAll(/<script[^>]*src="([^"]+)"/g)].map((m) => m[1]);
+  assert.deepEqual(scripts, ['js/scalar.js']);
+  assert.doesNotMatch(page.body, /https?:\/\//, 'nothing is loaded from another host');
+  assert.match(page.body, /"url": "\/openapi.json"/);
+  const script = await t.app.inject({ method: 'GET', url: '/docs/js/scalar.js' });
+  assert.equal(script.statusCode, 200);
+  assert.match(script.headers['content-type'] as string, /javascript/);
+  assert.ok(script.body.length > 100_000);
 });
 
 test('health endpoints answer without a key', async () => {
