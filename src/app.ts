@@ -13,6 +13,7 @@ import { registerAuth, API_PREFIX } from './http/auth.ts';
 import { answerClientError, answerUnknownExpectation, sendError, toApiError } from './http/errors.ts';
 import { ApiError, unavailable } from './domain/errors.ts';
 import { Closed } from './http/schemas.ts';
+import { completeDocument } from './http/openapi-document.ts';
 import { registerIdempotency } from './http/idempotency.ts';
 import { registerReadCache, type ReadCache } from './http/read-cache.ts';
 import type { CounterStore } from './http/rate-limit.ts';
@@ -212,6 +213,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       info: { title: 'Consignment Warehouse Management Service', version: '1.0.0-dev', description: API_DESCRIPTION },
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key jwc_...' } } },
     },
+    transformObject: (document) => completeDocument((document as { openapiObject: Parameters<typeof completeDocument>[0] }).openapiObject),
   });
 
   app.decorateRequest('actor', null);

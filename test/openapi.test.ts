@@ -1,8 +1,18 @@
 // /openapi.json is a valid OpenAPI 3.0.3 document of every route with its schemas; /docs renders it.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
 import { call, startApp, type TestApp } from './helpers.ts';
+
+// The CLI the README and CI use, run with this Node (its bin is a script).
+const REDOCLY = createRequire(import.meta.url).resolve('@redocly/cli/bin/cli.js');
 
 let t: TestApp;
 let doc: any;
@@ -99,12 +109,55 @@ test('documents every route the app serves, each with responses, and a body sche
   }
 });
 
+test('every operation has a unique operationId, a summary, a described area and its error answers; every JSON body an example that its schema accepts', () => {
+  const ids = new Set<string>();
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  (addFormatsModule as unknown as (ajv: Ajv) => Ajv)(ajv);
+  const areas = new Set(doc.tags.map((tag: any) => tag.name));
+  for (const [path, methods] of Object.entries<any>(doc.paths)) {
+    for (const [method, op] of Object.entries<any>(methods)) {
+      const name = `${method} ${path}`;
+      assert.match(op.operationId, /^[a-z][A-Za-z0-9]+$/, name);
+      assert.ok(!ids.has(op.operationId), `${name}: operationId ${op.operationId} is unique`);
+      ids.add(op.operationId);
+      assert.ok(op.summary, `${name} has a summary`);
+      assert.ok(op.tags?.length && op.tags.every((tag: string) => areas.has(tag)), `${name} belongs to a described area`);
+      assert.ok(op.responses['503'], `${name} documents 503`);
+      if (path.startsWith('/api/v1/')) for (const status of ['401', '403', '429']) assert.ok(op.responses[status], `${name} documents ${status}`);
+      if (path.includes('{')) assert.ok(op.responses['404'], `${name} documents 404`);
+      if (method !== 'get') assert.ok(op.responses['422'], `${name} documents 422`);
+      const json = op.requestBody?.content?.['application/json'];
+      if (json) {
+        assert.notEqual(json.example, undefined, `${name} has a body example`);
+        assert.ok(ajv.validate(json.schema, json.example), `${name}: its example ${JSON.stringify(json.example)} is valid: ${ajv.errorsText()}`);
+      }
+    }
+  }
+  for (const tag of doc.tags) assert.ok(tag.description && tag.description !== tag.name, `the area ${tag.name} is described`);
+  for (const [name, response] of Object.entries<any>(doc.components.responses)) {
+    assert.match(response.description, /Codes: `[a-z_]+`/, `${name} names its codes`);
+  }
+  assert.equal(doc.paths['/api/v1/pick-batches/{id}/ship'].post.operationId, 'postPickBatchesByIdShip');
+  assert.deepEqual(doc.paths['/invites/{token}/accept'].post.security, [], 'the invite is accepted without a key');
+});
+
+test('@redocly/cli lint finds no errors in the document', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wms-openapi-'));
+  try {
+    writeFileSync(join(dir, 'openapi.json'), JSON.stringify(doc));
+    const lint = spawnSync(process.execPath, [REDOCLY, 'lint', '--config', join(process.cwd(), 'redocly.yaml'), '--format', 'summary', join(dir, 'openapi.json')], { encoding: 'utf8' });
+    assert.equal(lint.status, 0, `${lint.stdout}\n${lint.stderr}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('the tracking import takes text/csv; the carrier message is JSON read after its signature; the poll documents every kind\'s data', () => {
   const tracking = doc.paths['/api/v1/shipments/tracking-import'].post.requestBody.content;
   assert.deepEqual(Object.keys(tracking), ['text/csv']);
   const message = doc.paths['/webhooks/carrier/{tenantToken}'].post;
   assert.deepEqual(message.requestBody.content['application/json'].schema.required, ['event_id', 'tracking_number']);
-  assert.equal(message.security, undefined, 'signed, not keyed');
+  assert.deepEqual(message.security, [], 'signed, not keyed');
   const event = doc.paths['/api/v1/shipments/events'].get.responses['200'].content['application/json'].schema.properties.data.items;
   assert.equal(event.properties.data.anyOf.length, event.properties.kind.enum.length, 'one data schema per kind');
 });

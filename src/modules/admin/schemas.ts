@@ -32,9 +32,10 @@ export const CreateUser = Closed({
 }, { description: 'consignor: manufacturer_id required, no password (the response carries invite_url). partner_portal: manufacturer_id and password. Other roles: password, no manufacturer_id.' });
 
 // PATCH semantics of the spec: an empty string (or null) clears a nullable field.
-const EmailOrEmpty = Type.String({ maxLength: 254, pattern: '^(|[^\\s@]+@[^\\s@]+\\.[^\\s@]+)$', description: 'An email address; empty clears it.' });
+const EmailOrEmpty = Type.String({ maxLength: 254, pattern: '^(|[^\\s@]+@[^\\s@]+\\.[^\\s@]+)$', description: 'An email address; empty clears it.', example: 'carla@acme.example' });
 const UuidOrEmpty = Type.String({
   pattern: '^(|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$', description: 'A supply partner id; empty clears it.',
+  example: '0b6f3c1e-8d2a-4c5b-9f7e-1a2b3c4d5e6f',
 });
 export const UpdateUser = Closed({
   name: Type.Optional(Name),

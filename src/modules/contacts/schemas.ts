@@ -36,7 +36,7 @@ export const LinkedContact = Closed({
 const Clearable = (maxLength: number) => Type.Optional(Nullable(Text(maxLength)));
 // Stored trimmed like every other field: surrounding whitespace is allowed, and whitespace only clears.
 const Email = Type.Optional(Nullable(Type.String({
-  maxLength: 254, pattern: `^\\s*(|${EMAIL_PATTERN_SOURCE})\\s*$`, description: 'An e-mail address, stored trimmed; empty or blank clears it.',
+  maxLength: 254, pattern: `^\\s*(|${EMAIL_PATTERN_SOURCE})\\s*$`, description: 'An e-mail address, stored trimmed; empty or blank clears it.', example: 'ana@acme.example',
 })));
 const Role = Text(60, { description: 'Free-form, e.g. direct_ship or billing; stored trimmed, looked up case-insensitively.' });
 
