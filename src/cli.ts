@@ -3,24 +3,33 @@ import { createAdminKey } from './bootstrap.ts';
 import { loadConfig } from './config.ts';
 import { connect } from './db/connect.ts';
 import { migrate } from './db/migrate.ts';
+import { seedDemo, summaryText } from './demo/seed-demo.ts';
+import { directoryStore } from './modules/documents/storage.ts';
 
 const USAGE = `usage: npm run wms -- <command>
   migrate            apply pending database migrations
-  create-admin-key   print a new full-scope API key of the system administrator (shown once)`;
+  create-admin-key   print a new full-scope API key of the system administrator (shown once)
+  seed-demo          fill an empty database with a small demo warehouse and print an administrator key`;
+
+const COMMANDS = ['migrate', 'create-admin-key', 'seed-demo'];
 
 async function run(command: string | undefined): Promise<number> {
-  if (command !== 'migrate' && command !== 'create-admin-key') {
+  if (!command || !COMMANDS.includes(command)) {
     console.error(USAGE);
     return 2;
   }
+  const config = loadConfig();
   // Operator commands may run long (a migration on a large database): no statement timeout.
-  const database = await connect(loadConfig(), { statementTimeoutMs: 0 });
+  const database = await connect(config, { statementTimeoutMs: 0 });
   try {
     const applied = await migrate(database.db);
     if (command === 'migrate') {
       console.log(applied.length ? `applied ${applied.join(', ')}` : 'database is up to date');
-    } else {
+    } else if (command === 'create-admin-key') {
       console.log(await createAdminKey(database.db));
+    } else {
+      // A database that holds data is refused (DatabaseNotEmpty): its message goes to stderr below, exit code 1.
+      console.log(summaryText(await seedDemo(database.db, directoryStore(config.documentsDir)), config.publicUrl));
     }
     return 0;
   } finally {
