@@ -14,6 +14,7 @@ import { measureMixed, printMixed, type MixedRead, type ReadFigures } from './mi
 import { measurePicking, printPicking } from './picking.ts';
 import { measureReceiving, partnerItems, printReceiving } from './receiving.ts';
 import { measureReports, printReports } from './reports.ts';
+import { measureTooling, printTooling } from './tooling.ts';
 import { measureWebhooks, printWebhooks } from './webhooks.ts';
 
 function int(name: string, fallback: number): number {
@@ -313,6 +314,8 @@ async function main(): Promise<void> {
   const serviceUrl = `http://127.0.0.1:${SERVICE_PORT}`;
   const reports = await section('reports', 'each report and the consignor statement', printReports,
     () => measureReports(`http://127.0.0.1:${UNCACHED_PORT}`, headers, benchUrl));
+  const tooling = await section('tooling', 'CSV export of every item, /docs in headless Chromium', printTooling,
+    () => measureTooling(`http://127.0.0.1:${UNCACHED_PORT}`, headers, withoutCache.pid!));
   // The write targets run after the reads, so their new rows do not move the read figures.
   const receiving = await section('receiving', '200-line post, 5,000-row CSV import', printReceiving, () => measureReceiving(serviceUrl, headers, benchUrl));
   const picking = await section('picking', 'full pick-pack-ship cycle, packing list PDF', printPicking, () => measurePicking(serviceUrl, headers, benchUrl));
@@ -337,6 +340,7 @@ async function main(): Promise<void> {
     settings: { connections: CONNECTIONS, duration_s: DURATION, warmup_s: WARMUP, db_pool_size: POOL_SIZE, sampled_items: items.length },
     results: rows,
     reports,
+    tooling,
     receiving,
     picking,
     mixed: mixed[0] ?? null,

@@ -2928,7 +2928,7 @@ export interface paths {
          * Stock on hand at average cost, by supply partner and item
          * @description Items with stock on hand (non-zero), valued at their average cost, ordered by partner code and item number. `group_by=manufacturer` gives one row per partner instead. Totals cover the whole report.
          *
-         *     An unknown manufacturer is 422. Permission history.view; a partner-scoped key gets 404. `Accept: text/csv` answers the same rows (the same page) as CSV.
+         *     An unknown manufacturer is 422. Permission history.view; a partner-scoped key gets 404. `Accept: text/csv` answers every row of the report (no paging) as CSV.
          *
          *     Permission: `history.view`.
          */
@@ -2952,7 +2952,7 @@ export interface paths {
          * On hand, committed and available by item and bin, with reorder status
          * @description Every item with its bins (quarantine bins included, marked so), ordered by item number and location code. `below_reorder=1` keeps the items whose available stock is under their reorder level.
          *
-         *     An unknown manufacturer is 422. Permission history.view; a partner-scoped key gets 404. `Accept: text/csv` answers the same rows (the same page) as CSV.
+         *     An unknown manufacturer is 422. Permission history.view; a partner-scoped key gets 404. `Accept: text/csv` answers every row of the report (no paging) as CSV.
          *
          *     Permission: `history.view`.
          */
@@ -2976,7 +2976,7 @@ export interface paths {
          * Orders entered, released and shipped, fill rate and release-to-ship time, by supply partner
          * @description One row per partner with activity in the period; totals over all of them (the median of all orders, not of the rows).
          *
-         *     The period is UTC days from `from` to `to` (inclusive); from after to is 400. An unknown manufacturer is 422. Permission history.view; a partner-scoped key gets 404. `Accept: text/csv` answers the same rows (the same page) as CSV.
+         *     The period is UTC days from `from` to `to` (inclusive); from after to is 400. An unknown manufacturer is 422. Permission history.view; a partner-scoped key gets 404. `Accept: text/csv` answers every row of the report (no paging) as CSV.
          *
          *     Permission: `history.view`.
          */
@@ -3000,7 +3000,7 @@ export interface paths {
          * Receiving batches and units received, passed and failed, by supply partner
          * @description Batches by their received_date in the period. Units count the lines of posted batches only (what reached stock or quarantine).
          *
-         *     The period is UTC days from `from` to `to` (inclusive); from after to is 400. An unknown manufacturer is 422. Permission history.view; a partner-scoped key gets 404. `Accept: text/csv` answers the same rows (the same page) as CSV.
+         *     The period is UTC days from `from` to `to` (inclusive); from after to is 400. An unknown manufacturer is 422. Permission history.view; a partner-scoped key gets 404. `Accept: text/csv` answers every row of the report (no paging) as CSV.
          *
          *     Permission: `history.view`.
          */
@@ -3024,7 +3024,7 @@ export interface paths {
          * Ledger movements by day and type
          * @description Movements per UTC day, movement type and inventory status, oldest day first: how many, units in (positive quantities), units out (negative, as a positive number) and the net change.
          *
-         *     The period is UTC days from `from` to `to` (inclusive); from after to is 400. An unknown manufacturer is 422. Permission history.view; a partner-scoped key gets 404. `Accept: text/csv` answers the same rows (the same page) as CSV.
+         *     The period is UTC days from `from` to `to` (inclusive); from after to is 400. An unknown manufacturer is 422. Permission history.view; a partner-scoped key gets 404. `Accept: text/csv` answers every row of the report (no paging) as CSV.
          *
          *     Permission: `history.view`.
          */
@@ -3048,7 +3048,7 @@ export interface paths {
          * Count lines, variances and accuracy, by supply partner
          * @description Lines counted (counted_at) in the period, of batches that were not cancelled; one row per partner.
          *
-         *     The period is UTC days from `from` to `to` (inclusive); from after to is 400. An unknown manufacturer is 422. Permission history.view; a partner-scoped key gets 404. `Accept: text/csv` answers the same rows (the same page) as CSV.
+         *     The period is UTC days from `from` to `to` (inclusive); from after to is 400. An unknown manufacturer is 422. Permission history.view; a partner-scoped key gets 404. `Accept: text/csv` answers every row of the report (no paging) as CSV.
          *
          *     Permission: `history.view`.
          */
@@ -3072,7 +3072,7 @@ export interface paths {
          * Pick exceptions by kind and status, with time to review
          * @description Exceptions opened in the period, one row per kind and status that occurred; totals over all (the median of all reviewed exceptions).
          *
-         *     The period is UTC days from `from` to `to` (inclusive); from after to is 400. An unknown manufacturer is 422. Permission history.view; a partner-scoped key gets 404. `Accept: text/csv` answers the same rows (the same page) as CSV.
+         *     The period is UTC days from `from` to `to` (inclusive); from after to is 400. An unknown manufacturer is 422. Permission history.view; a partner-scoped key gets 404. `Accept: text/csv` answers every row of the report (no paging) as CSV.
          *
          *     Permission: `history.view`.
          */
@@ -3096,7 +3096,7 @@ export interface paths {
          * Fast, slow and dead stock by units shipped in the period
          * @description Items ranked by units shipped in the period. fast: the best sellers that together shipped 80% of the units; slow: the other items that shipped; dead: stock on hand that did not ship at all. Ordered fast, slow, dead, then by units shipped (most first) and item number. `bucket=` keeps one bucket.
          *
-         *     The period is UTC days from `from` to `to` (inclusive); from after to is 400. An unknown manufacturer is 422. Permission history.view; a partner-scoped key gets 404. `Accept: text/csv` answers the same rows (the same page) as CSV.
+         *     The period is UTC days from `from` to `to` (inclusive); from after to is 400. An unknown manufacturer is 422. Permission history.view; a partner-scoped key gets 404. `Accept: text/csv` answers every row of the report (no paging) as CSV.
          *
          *     Permission: `history.view`.
          */
@@ -5706,7 +5706,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of rows; with `Accept: text/csv`, every row the filters match (no paging), streamed, one column per field. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5784,6 +5784,7 @@ export interface operations {
                             total_pages: number;
                         };
                     };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["Error400"];
@@ -6984,7 +6985,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of rows; with `Accept: text/csv`, every row the filters match (no paging), streamed, one column per field. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -7028,6 +7029,7 @@ export interface operations {
                             total_pages: number;
                         };
                     };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["Error400"];
@@ -7198,7 +7200,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of rows; with `Accept: text/csv`, every row the filters match (no paging), streamed, one column per field. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -7242,6 +7244,7 @@ export interface operations {
                             total_pages: number;
                         };
                     };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["Error400"];
@@ -8265,7 +8268,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of rows; with `Accept: text/csv`, every row the filters match (no paging), streamed, one column per field. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -8394,6 +8397,7 @@ export interface operations {
                             total_pages: number;
                         };
                     };
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["Error400"];

@@ -1,6 +1,6 @@
 // buildApp: the one Fastify setup for production and tests: plugins and cross-cutting hooks, then one register() per module.
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import apiReference from '@scalar/fastify-api-reference';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -16,6 +16,7 @@ import { Closed } from './http/schemas.ts';
 import { completeDocument } from './http/openapi-document.ts';
 import { registerIdempotency } from './http/idempotency.ts';
 import { registerReadCache, type ReadCache } from './http/read-cache.ts';
+import { JSON_TYPE, preferredRepresentation, registerNegotiation } from './http/representations.ts';
 import type { CounterStore } from './http/rate-limit.ts';
 import type { App, ModuleDeps } from './http/types.ts';
 import { checkResponseShape, defaultEmptyBody, formatSchemaErrors, validatorCompiler } from './http/validation.ts';
@@ -71,6 +72,15 @@ export interface AppDeps {
   checkResponses?: boolean;
   /** False until migrations have run: requests that need the database get 503 meanwhile (absent: ready). */
   databaseReady?: () => boolean;
+}
+
+function requireJsonAccepted(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) {
+  try {
+    preferredRepresentation(request, [JSON_TYPE]);
+    done();
+  } catch (error) {
+    done(error as Error);
+  }
 }
 
 const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops;
@@ -191,8 +201,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     if (route.config?.optionalBody) route.preValidation = [...[route.preValidation ?? []].flat(), defaultEmptyBody] as typeof route.preValidation;
     // A route without query parameters still refuses unknown ones (a typo must not be silently ignored).
     if (!route.schema?.hide && !route.schema?.querystring) route.schema = { ...route.schema, querystring: Closed({}) };
-    // Every /api/v1 route is documented as needing the bearer key, with the permission it checks.
     if (!route.url.startsWith(API_PREFIX) || route.schema?.hide) return;
+    // Routes that answer only JSON refuse an Accept without it (406); the exports and files negotiate their own types.
+    if (!Object.values(route.schema?.response ?? {}).some((answer) => (answer as { content?: unknown }).content)) {
+      route.preValidation = [...[route.preValidation ?? []].flat(), requireJsonAccepted] as typeof route.preValidation;
+    }
+    // Every /api/v1 route is documented as needing the bearer key, with the permission it checks.
     const { permission, anyPermission, administers } = route.config ?? {};
     const needs = [
       permission && `Permission: \`${permission}\`.`,
@@ -216,6 +230,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     transformObject: (document) => completeDocument((document as { openapiObject: Parameters<typeof completeDocument>[0] }).openapiObject),
   });
 
+  await registerNegotiation(app);
   app.decorateRequest('actor', null);
   app.decorateRequest('idempotencyClaim', null);
 

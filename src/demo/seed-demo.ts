@@ -10,7 +10,8 @@
 import { sql, type Kysely } from 'kysely';
 import { createAdminKey } from '../bootstrap.ts';
 import { requestTransaction } from '../db/request-transaction.ts';
-import type { Carrier, DB } from '../db/schema.ts';
+import type { Carrier } from '../db/column-types.ts';
+import type { DB } from '../db/schema.ts';
 import { effectivePermissions, isRole } from '../domain/roles.ts';
 import { sha256 } from '../domain/secrets.ts';
 import type { Actor } from '../http/auth.ts';

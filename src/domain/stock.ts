@@ -5,7 +5,8 @@
 // commitments (qty_committed) are changed here too.
 import { randomUUID } from 'node:crypto';
 import { sql, type Selectable, type Transaction } from 'kysely';
-import type { DB, InventoryMovementsTable, MovementType } from '../db/schema.ts';
+import type { MovementType } from '../db/column-types.ts';
+import type { DB, InventoryMovementsTable } from '../db/schema.ts';
 import { ApiError, invalidRequest, notFound } from './errors.ts';
 import { emit } from './events.ts';
 import { recordHistories, recordHistory, type Author } from './history.ts';

@@ -16,6 +16,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
+import { CSV, JSON_TYPE, preferredRepresentation } from './representations.ts';
 import type { App } from './types.ts';
 
 declare module 'fastify' {
@@ -45,7 +46,7 @@ export interface ReadCache {
   stats(): ReadCacheStats;
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8';
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 // Says whether a cacheable answer came from memory: for operators, and for the benchmark's hit rate under writes.
 const CACHE_HEADER = 'x-read-cache';
 
@@ -126,6 +127,8 @@ export function registerReadCache(app: App, db: Kysely<DB>, maxBytes: number): R
   }
 
   async function lookup(request: FastifyRequest, reply: FastifyReply) {
+    // Only JSON answers are kept: an export (Accept: text/csv) is read afresh.
+    if (preferredRepresentation(request, [JSON_TYPE, CSV]) !== JSON_TYPE) return;
     const current = await versionOf(request);
     if (!current) return;
     // The partner scope is the only thing about the caller that changes an answer (a permission refuses, it never trims).
@@ -135,7 +138,7 @@ export function registerReadCache(app: App, db: Kysely<DB>, maxBytes: number): R
       counts.hits++;
       entries.delete(key);
       entries.set(key, entry);
-      return reply.header(CACHE_HEADER, 'hit').type(JSON_TYPE).send(entry.body);
+      return reply.header(CACHE_HEADER, 'hit').type(JSON_CONTENT_TYPE).send(entry.body);
     }
     counts.misses++;
     reply.header(CACHE_HEADER, 'miss');

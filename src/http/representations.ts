@@ -1,8 +1,11 @@
-// Reports answer in the representation the client asks for with Accept: JSON (the default), CSV of the same rows, or
-// (where a route offers one) PDF. Negotiation is @fastify/accepts (the `accepts` package); CSV is csv-stringify.
+// Lists and reports answer in the representation the client asks for with Accept: JSON (the default), CSV, or (where a
+// route offers one) PDF; an Accept the route cannot meet is 406. Negotiation is @fastify/accepts (the `accepts`
+// package); CSV is csv-stringify.
 import accepts from '@fastify/accepts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { stringify } from 'csv-stringify/sync';
+import type { Readable } from 'node:stream';
+import { ApiError } from '../domain/errors.ts';
 import type { App } from './types.ts';
 
 export const CSV = 'text/csv';
@@ -15,14 +18,28 @@ export async function registerNegotiation(app: App): Promise<void> {
   await app.register(accepts);
 }
 
-/** The offered type the request prefers; JSON when it names none of them (or sends no Accept). */
+/** The offered type the request prefers (JSON without an Accept header); 406 when its Accept allows none of them. */
 export function preferredRepresentation(request: FastifyRequest, offered: readonly Representation[]): Representation {
+  if (request.headers.accept === undefined) return JSON_TYPE;
   const chosen = request.accepts().type([...offered]);
-  return typeof chosen === 'string' ? chosen as Representation : JSON_TYPE;
+  if (typeof chosen !== 'string') throw notAcceptable(request.headers.accept, offered);
+  return chosen as Representation;
 }
 
-/** The rows as CSV under a header of the given columns; nested values are written as JSON, null as an empty cell. */
-export function csvOf(rows: readonly Record<string, unknown>[], columns: readonly string[]): string {
+const notAcceptable = (accept: string, offered: readonly string[]) =>
+  new ApiError(406, 'not_acceptable', `this route answers ${offered.join(', ')}; Accept: ${accept.slice(0, 200)} allows none of them`);
+
+/** The offered representations of a route whose success answer declares several (a content map), else JSON only. */
+export function offeredRepresentations(successSchema: unknown): Representation[] {
+  const content = (successSchema as { content?: Record<string, unknown> } | undefined)?.content;
+  return content ? Object.keys(content) as Representation[] : [JSON_TYPE];
+}
+
+/**
+ * The rows as CSV under a header of the given columns (none for the later batches of an export); nested values are
+ * written as JSON, null as an empty cell.
+ */
+export function csvOf(rows: readonly Record<string, unknown>[], columns: readonly string[], { header = true } = {}): string {
   return stringify(rows.map((row) => columns.map((column) => {
     const value = row[column];
     if (value === null || value === undefined) return '';
@@ -30,11 +47,11 @@ export function csvOf(rows: readonly Record<string, unknown>[], columns: readonl
     const text = typeof value === 'object' ? JSON.stringify(value) : value;
     // A text cell a spreadsheet would run as a formula (a partner's description, a reason) is quoted with a leading '.
     return typeof text === 'string' && /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
-  })), { header: true, columns: [...columns], bom: false });
+  })), { header, columns: [...columns], bom: false });
 }
 
 /** A file answer: its type and a name to save it under. Returns what the handler returns. */
-export function sendFile(reply: FastifyReply, type: string, fileName: string, body: string | Buffer) {
+export function sendFile(reply: FastifyReply, type: string, fileName: string, body: string | Buffer | Readable) {
   return reply.type(type === CSV ? `${CSV}; charset=utf-8` : type)
     .header('content-disposition', `attachment; filename="${fileName.replace(/[^A-Za-z0-9._-]/g, '_')}"`)
     .send(body);

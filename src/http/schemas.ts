@@ -70,3 +70,16 @@ export function responses<R extends Record<number, TSchema>>(success: R) {
 }
 
 export const noContent = responses({ 204: NoContent });
+
+export const CsvText = Type.String({ description: 'CSV with a header row (RFC 4180).' });
+
+/** A list that also exports: JSON pages, or with `Accept: text/csv` every matching row as CSV (its columns: the row's fields). */
+export function listOrCsv<T extends TSchema>(item: T) {
+  return {
+    200: {
+      description: 'A page of rows; with `Accept: text/csv`, every row the filters match (no paging), streamed, one column per field.',
+      content: { 'application/json': { schema: ListEnvelope(item) }, 'text/csv': { schema: CsvText } },
+    },
+    '4xx': ErrorEnvelope, '5xx': ErrorEnvelope,
+  };
+}

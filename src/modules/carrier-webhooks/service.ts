@@ -2,7 +2,8 @@
 // both shown once); the carrier posts signed messages about labels it made, and each adds the parcel to its batch.
 import type { Kysely } from 'kysely';
 import type { Config } from '../../config.ts';
-import type { Carrier, DB } from '../../db/schema.ts';
+import type { Carrier } from '../../db/column-types.ts';
+import type { DB } from '../../db/schema.ts';
 import { secretKeyOf } from '../../db/secret-key.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { badRequest, gone, invalidRequest, notFound, unauthorized } from '../../domain/errors.ts';

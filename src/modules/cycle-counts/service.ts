@@ -3,7 +3,8 @@
 //   draft --start--> in_progress --complete (every line counted)--> completed
 //   draft | in_progress --cancel--> cancelled
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { CycleCountStatus, DB } from '../../db/schema.ts';
+import type { CycleCountStatus } from '../../db/column-types.ts';
+import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { emit } from '../../domain/events.ts';
 import { recordHistory } from '../../domain/history.ts';

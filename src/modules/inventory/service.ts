@@ -1,7 +1,8 @@
 // Inventory adjustments and the two ledgers (every movement; adjustments and count corrections only).
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { countedTotal } from '../../db/list-counts.ts';
-import type { DB, MovementType } from '../../db/schema.ts';
+import type { MovementType } from '../../db/column-types.ts';
+import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { adjustStock } from '../../domain/stock.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
@@ -44,15 +45,22 @@ export interface LedgerFilter {
   to?: string;
 }
 
+/** The ledger's conditions on `mv`: partner scope, the ledger's own types, and the query's filters. */
+function ledgerRows<QB extends { where: (...args: any[]) => any }>(query: QB, actor: Actor, filter: LedgerFilter, types?: readonly MovementType[]): QB {
+  let rows = inPartnerScope(query, actor, 'mv.manufacturer_id');
+  const where = (column: string, op: string, value: unknown) => (rows = rows.where(sql.ref(column), op, value) as QB);
+  if (types) where('mv.movement_type', 'in', types);
+  if (filter.movement_type?.length) where('mv.movement_type', 'in', filter.movement_type);
+  if (filter.item) where('mv.item_id', '=', filter.item);
+  if (!actor.manufacturerId && filter.manufacturer) where('mv.manufacturer_id', '=', filter.manufacturer);
+  if (filter.from) where('mv.performed_at', '>=', new Date(`${filter.from}T00:00:00Z`));
+  if (filter.to) where('mv.performed_at', '<', new Date(Date.parse(`${filter.to}T00:00:00Z`) + 86_400_000));
+  return rows;
+}
+
 /** Newest first. `types` limits the ledger (the adjustments ledger holds adjustments and count corrections). */
 export async function listMovements(db: Kysely<DB>, actor: Actor, filter: LedgerFilter, page: Page, types?: readonly MovementType[]) {
-  let query = inPartnerScope(db.selectFrom('inventory_movements as mv'), actor, 'mv.manufacturer_id');
-  if (types) query = query.where('mv.movement_type', 'in', types);
-  if (filter.movement_type?.length) query = query.where('mv.movement_type', 'in', filter.movement_type);
-  if (filter.item) query = query.where('mv.item_id', '=', filter.item);
-  if (!actor.manufacturerId && filter.manufacturer) query = query.where('mv.manufacturer_id', '=', filter.manufacturer);
-  if (filter.from) query = query.where('mv.performed_at', '>=', new Date(`${filter.from}T00:00:00Z`));
-  if (filter.to) query = query.where('mv.performed_at', '<', new Date(Date.parse(`${filter.to}T00:00:00Z`) + 86_400_000));
+  const query = ledgerRows(db.selectFrom('inventory_movements as mv'), actor, filter, types);
   const pageRows = await query.select(['mv.id', 'mv.performed_at']).orderBy('mv.seq', 'desc').limit(page.perPage).offset(page.offset).execute();
   const [rows, total] = await Promise.all([
     movementsById(db, pageRows.map((row) => row.id), pageRows.map((row) => row.performed_at)),
@@ -62,6 +70,10 @@ export async function listMovements(db: Kysely<DB>, actor: Actor, filter: Ledger
   ]);
   return { rows, total };
 }
+
+/** Every movement the ledger's filters match, newest first, with the list's columns (the CSV export). */
+export const allMovementRows = (db: Kysely<DB>, actor: Actor, filter: LedgerFilter, types?: readonly MovementType[]) =>
+  ledgerRows(movementsWithNames(db), actor, filter, types).orderBy('mv.seq', 'desc');
 
 /**
  * The total of a ledger narrowed by partner and types only, from the maintained counts (migration 0018). The query's

@@ -138,7 +138,7 @@ function filteredStockState(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
  * the order, or a bitmap OR of its partial indexes the rows), joining items only when a filter or the sort needs it,
  * and reads the page's items by primary key after: joined before the limit, the planner would read every item.
  */
-function stockStatePage(db: Kysely<DB>, actor: Actor, f: ItemFilter, sort: string, page: Page) {
+function stockStatePage(db: Kysely<DB>, actor: Actor, f: ItemFilter, sort: string, page: Page | null) {
   const order = SORTS[sort]!.map(([column, direction]) => [column.includes('.') ? column : `s.${column}`, direction] as const);
   const joinsItems = hasItemsFilter(f) || order.some(([column]) => column.startsWith('i.'));
   let query = filteredStockState(db, actor, f)
@@ -147,10 +147,12 @@ function stockStatePage(db: Kysely<DB>, actor: Actor, f: ItemFilter, sort: strin
     .select('s.item_id');
   for (const [column, direction] of order) query = query.orderBy(sql.raw(`${column} ${direction}`));
   if (order[order.length - 1]![0] !== 's.item_number_normalized') query = query.orderBy('s.item_number_normalized');
-  return query.orderBy('s.item_id').limit(page.perPage).offset(page.offset);
+  query = query.orderBy('s.item_id');
+  return page ? query.limit(page.perPage).offset(page.offset) : query;
 }
 
-export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page) {
+/** The list's rows in the list's order: one page of them, or (page null, an export) all. */
+function itemRows(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page | null) {
   const sort = f.sort && Object.hasOwn(SORTS, f.sort) ? f.sort : DEFAULT_SORT;
   const onStockState = readsStockState(f, sort);
   // The page's rows in the page's order: the stock state's columns are equal to items', so items' sort the same.
@@ -165,12 +167,16 @@ export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, pag
   // Ties break by item number, then id, so pages never overlap.
   if (order[order.length - 1]![0] !== 'i.item_number_normalized') rows = rows.orderBy('i.item_number_normalized');
   rows = rows.orderBy('i.id');
-  const [data, total] = await Promise.all([
-    (onStockState ? rows : rows.limit(page.perPage).offset(page.offset)).execute(),
-    itemTotal(db, actor, f),
-  ]);
+  return onStockState || !page ? rows : rows.limit(page.perPage).offset(page.offset);
+}
+
+export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page) {
+  const [data, total] = await Promise.all([itemRows(db, actor, f, page).execute(), itemTotal(db, actor, f)]);
   return { rows: data, total };
 }
+
+/** Every item the list's filters match, in its order (the CSV export). */
+export const allItemRows = (db: Kysely<DB>, actor: Actor, f: ItemFilter) => itemRows(db, actor, f, null);
 
 /**
  * The exact total: from the maintained counts (migration 0017) when only partner, status and stock filters narrow the

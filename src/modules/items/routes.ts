@@ -1,9 +1,11 @@
 import { Type } from 'typebox';
 import { actorOf } from '../../http/auth.ts';
 import { listResponse, pageOf, pageParams } from '../../http/pagination.ts';
-import { Closed, DataEnvelope, ListEnvelope, noContent, responses, Uuid } from '../../http/schemas.ts';
+import { sendCsvExport } from '../../http/csv-export.ts';
+import { CSV, JSON_TYPE, preferredRepresentation } from '../../http/representations.ts';
+import { Closed, DataEnvelope, ListEnvelope, listOrCsv, noContent, responses, Uuid } from '../../http/schemas.ts';
 import type { App, ModuleDeps } from '../../http/types.ts';
-import { listItems, searchItems } from './queries.ts';
+import { allItemRows, listItems, searchItems } from './queries.ts';
 import {
   Alias, AliasParams, CreateAlias, CreateItem, DEFAULT_PER_PAGE, Discontinue, Item, ItemEnvelope, ItemLocation, ItemParams,
   ListItemsQuery, Reactivate, SearchQuery, SearchResult, UpdateItem,
@@ -14,6 +16,8 @@ import {
 } from './service.ts';
 
 const tags = ['Items'];
+/** The export's columns: the list row's fields, in the order of the JSON. */
+const ITEM_COLUMNS = Object.keys(Item.properties);
 const view = { permission: 'inventory.view' } as const;
 const edit = { permission: 'inventory.edit' } as const;
 
@@ -24,9 +28,12 @@ export async function itemRoutes(app: App, { db, reads }: ModuleDeps) {
       tags, summary: 'List items',
       description: 'status defaults to active; filter values OR together; an unknown sort falls back to item_number. ' +
         'List rows carry the list columns; the other fields are at their zero value.',
-      querystring: ListItemsQuery, response: responses({ 200: ListEnvelope(Item) }),
+      querystring: ListItemsQuery, response: listOrCsv(Item),
     },
-  }, async (request) => {
+  }, async (request, reply) => {
+    if (preferredRepresentation(request, [JSON_TYPE, CSV]) === CSV) {
+      return sendCsvExport(reply, reads, { query: allItemRows(reads, actorOf(request), request.query), columns: ITEM_COLUMNS, fileName: 'items.csv', toRow: serializeListItem });
+    }
     const page = pageOf(request.query, DEFAULT_PER_PAGE);
     const { rows, total } = await listItems(reads, actorOf(request), request.query, page);
     return listResponse(rows.map(serializeListItem), total, page);

@@ -1,7 +1,8 @@
 // Direct shipping: the supply partner ships some lines itself. The warehouse asks it to (by the mailer's outbox event,
 // or out of band), and records when the partner shipped; an order of direct lines only ships when they all have.
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Carrier, DB, OrderStatus } from '../../db/schema.ts';
+import type { Carrier, OrderStatus } from '../../db/column-types.ts';
+import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { emit } from '../../domain/events.ts';
 import { recordHistory } from '../../domain/history.ts';

@@ -1,7 +1,8 @@
 // Order lines: the rules a line request must meet, its snapshots and price, its stock commitment, and the order's
 // totals that follow from its lines.
 import { sql, type InsertObject, type Transaction } from 'kysely';
-import type { DB, FulfillmentSource } from '../../db/schema.ts';
+import type { FulfillmentSource } from '../../db/column-types.ts';
+import type { DB } from '../../db/schema.ts';
 import { commitStock, releaseCommitment, type Commitment } from '../../domain/stock.ts';
 import { ApiError, invalidRequest } from '../../domain/errors.ts';
 import { MAX_UNIT_PRICE } from './schemas.ts';

@@ -4,7 +4,8 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { countedTotal } from '../../db/list-counts.ts';
 import { containsPattern } from '../../db/like.ts';
-import type { DB, OrderStatus, Priority } from '../../db/schema.ts';
+import type { OrderStatus, Priority } from '../../db/column-types.ts';
+import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
@@ -123,6 +124,14 @@ export async function listOrders(db: Kysely<DB>, actor: Actor, f: OrderFilter, p
     .orderBy('o.order_number', 'desc')
     .execute();
   return { rows, total };
+}
+
+/** Every order the list's filters match, newest first, with the list's columns (the CSV export). */
+export function allOrderRows(db: Kysely<DB>, actor: Actor, f: OrderFilter) {
+  return withJoins(db)
+    .select(DISPLAY_SUBSTATUS.as('display_substatus'))
+    .where('o.id', 'in', filteredOrders(db, actor, f).select('o.id'))
+    .orderBy('o.order_number', 'desc');
 }
 
 /** The exact total: from the maintained counts (migration 0017) when only partner and status narrow the list, else counted. */

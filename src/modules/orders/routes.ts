@@ -1,11 +1,13 @@
 import { actorOf, requirePermission } from '../../http/auth.ts';
 import { badRequest } from '../../domain/errors.ts';
 import { listResponse, pageOf, pageParams } from '../../http/pagination.ts';
-import { Closed, DataEnvelope, ListEnvelope, noContent, responses } from '../../http/schemas.ts';
+import { sendCsvExport } from '../../http/csv-export.ts';
+import { CSV, JSON_TYPE, preferredRepresentation } from '../../http/representations.ts';
+import { Closed, DataEnvelope, ListEnvelope, listOrCsv, noContent, responses } from '../../http/schemas.ts';
 import type { App, ModuleDeps } from '../../http/types.ts';
-import type { OrderStatus } from '../../db/schema.ts';
+import type { OrderStatus } from '../../db/column-types.ts';
 import { markDirectShipped, notifyDirectShip } from './direct-ship.ts';
-import { listOrders, pickBatchesOf, orderWithJoins } from './queries.ts';
+import { allOrderRows, listOrders, pickBatchesOf, orderWithJoins } from './queries.ts';
 import { getOrder } from './read.ts';
 import {
   CreateOrder, DEFAULT_PER_PAGE, DirectNotify, DirectShip, DirectShipRows, GetOrderQuery, LineRequest, ListOrdersQuery, LtlFreight, Order,
@@ -17,6 +19,8 @@ import {
 } from './service.ts';
 
 const tags = ['Orders'];
+/** The export's columns: the list row's fields, in the order of the JSON. */
+const ORDER_COLUMNS = Object.keys(Order.properties);
 const view = { permission: 'orders.view' } as const;
 const edit = { permission: 'orders.edit' } as const;
 const detail = responses({ 200: DataEnvelope(OrderDetail) });
@@ -39,15 +43,19 @@ export async function orderRoutes(app: App, { db, reads }: ModuleDeps) {
       tags, summary: 'List orders (newest first)',
       description: 'status and priority are repeatable or comma lists; status open means entered, released and partial. ' +
         'List rows carry priority as the empty string and ship_to_* as null.',
-      querystring: ListOrdersQuery, response: responses({ 200: ListEnvelope(Order) }),
+      querystring: ListOrdersQuery, response: listOrCsv(Order),
     },
-  }, async (request) => {
+  }, async (request, reply) => {
     const query = request.query;
     const statuses = listValues(query.status, [...ORDER_STATUSES, 'open'] as const, 'status').flatMap((s) => (s === 'open' ? OPEN_STATUSES : [s]));
+    const filter = { ...query, statuses: [...new Set(statuses)], priorities: listValues(query.priority, PRIORITIES, 'priority') };
+    if (preferredRepresentation(request, [JSON_TYPE, CSV]) === CSV) {
+      return sendCsvExport(reply, reads, {
+        query: allOrderRows(reads, actorOf(request), filter), columns: ORDER_COLUMNS, fileName: 'orders.csv', toRow: (row) => serializeOrder(row, 'list'),
+      });
+    }
     const page = pageOf(query, DEFAULT_PER_PAGE);
-    const { rows, total } = await listOrders(reads, actorOf(request), {
-      ...query, statuses: [...new Set(statuses)], priorities: listValues(query.priority, PRIORITIES, 'priority'),
-    }, page);
+    const { rows, total } = await listOrders(reads, actorOf(request), filter, page);
     return listResponse(rows.map((row) => serializeOrder(row, 'list')), total, page);
   });
 

@@ -1,7 +1,8 @@
 // Orders: entry with all lines in one transaction, header changes with the carrier's rules, the status transitions
 // (release with gap-free numbers, cancel, bill, close), priority, LTL freight, and adding and deleting lines.
 import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
-import type { DB, OrdersTable, OrderStatus, Priority } from '../../db/schema.ts';
+import type { OrderStatus, Priority } from '../../db/column-types.ts';
+import type { DB, OrdersTable } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { emit, recordAndEmit } from '../../domain/events.ts';
 import { recordHistories, recordHistory } from '../../domain/history.ts';

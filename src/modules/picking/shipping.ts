@@ -1,7 +1,8 @@
 // After the pick: staging, parcels and their tracking, and shipping (stock leaves through domain/stock.ts), including
 // the will-call pickup of a packed order.
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Carrier, DB } from '../../db/schema.ts';
+import type { Carrier } from '../../db/column-types.ts';
+import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { recordAndEmit } from '../../domain/events.ts';
 import { recordHistory, type Author } from '../../domain/history.ts';

@@ -1,7 +1,8 @@
 // Each partner's saved import profile (which sheet, which header row, which column holds what), and the file import
 // that reads a CSV or XLSX upload with it.
 import { sql, type Kysely } from 'kysely';
-import type { DB, ImportColumnMap } from '../../db/schema.ts';
+import type { ImportColumnMap } from '../../db/column-types.ts';
+import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory } from '../../domain/history.ts';
 import type { Actor } from '../../http/auth.ts';

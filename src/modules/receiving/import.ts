@@ -1,7 +1,8 @@
 // Imports that create a draft batch in one go: JSON lines, or a CSV/XLSX file read with the partner's saved import
 // profile. Rows that name no usable item are reported in `skipped`; the good rows become the batch.
 import type { Kysely, Transaction } from 'kysely';
-import type { DB, ReferenceType } from '../../db/schema.ts';
+import type { ReferenceType } from '../../db/column-types.ts';
+import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';

@@ -1,6 +1,7 @@
 // QC of a verified batch (record counts, mark passed, waive) and the moves between draft and verified.
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { DB, InspectionStatus } from '../../db/schema.ts';
+import type { InspectionStatus } from '../../db/column-types.ts';
+import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import type { Actor } from '../../http/auth.ts';
 import { ApiError, badRequest, notFound } from '../../domain/errors.ts';

@@ -1,6 +1,7 @@
 // Reading receiving batches: one batch with its lines, and the list. Partner scope is part of every query.
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { DB, ReceivingBatchStatus } from '../../db/schema.ts';
+import type { ReceivingBatchStatus } from '../../db/column-types.ts';
+import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';

@@ -2,7 +2,8 @@
 // every line to one location. The shared pieces (locking a batch, status rules, history) are used by the QC,
 // posting and import files too.
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { DB, ReceivingBatchStatus, ReferenceType } from '../../db/schema.ts';
+import type { ReceivingBatchStatus, ReferenceType } from '../../db/column-types.ts';
+import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { documentNumber, localDate } from '../../domain/numbers.ts';

@@ -10,7 +10,6 @@ import { Uuid } from '../../http/schemas.ts';
 
 export const DEFAULT_PERIOD_DAYS = 30;
 
-export const CsvText = Type.String({ description: 'CSV with a header row (RFC 4180).' });
 const DAY_MS = 86_400_000;
 
 const Day = (description: string) => Type.String({ format: 'date', description });

@@ -1,21 +1,24 @@
 import { actorOf } from '../../http/auth.ts';
 import { listResponse, pageOf } from '../../http/pagination.ts';
-import { CSV, csvOf, JSON_TYPE, preferredRepresentation, registerNegotiation, sendFile } from '../../http/representations.ts';
-import { Closed, ErrorEnvelope } from '../../http/schemas.ts';
+import { sendCsvRows } from '../../http/csv-export.ts';
+import { CSV, JSON_TYPE, preferredRepresentation } from '../../http/representations.ts';
+import { CsvText, Closed, ErrorEnvelope } from '../../http/schemas.ts';
 import type { App, ModuleDeps } from '../../http/types.ts';
 import { orderFulfillment, movements, receiving } from './activity.ts';
-import { CsvText, knownManufacturer, periodOf, reportParams, requireWarehouseReader } from './period.ts';
+import { knownManufacturer, periodOf, reportParams, requireWarehouseReader } from './period.ts';
 import { cycleCountAccuracy, exceptions } from './quality.ts';
 import { inOneSnapshot, reportEnvelope, type Report } from './report.ts';
 import { statementRoutes } from './statement-routes.ts';
 import { inventoryValuation, stockStatus, velocity } from './stock.ts';
 
+/** The export's page: the whole report. */
+const EVERY_ROW = { page: 1, perPage: 2 ** 31 - 1, offset: 0 };
+
 const REPORTS: Report[] = [inventoryValuation, stockStatus, orderFulfillment, receiving, movements, cycleCountAccuracy, exceptions, velocity];
 
-const ACCESS = 'Permission history.view; a partner-scoped key gets 404. `Accept: text/csv` answers the same rows (the same page) as CSV.';
+const ACCESS = 'Permission history.view; a partner-scoped key gets 404. `Accept: text/csv` answers every row of the report (no paging) as CSV.';
 
 export async function reportRoutes(app: App, deps: ModuleDeps) {
-  await registerNegotiation(app);
   const { db, reads } = deps;
   for (const report of REPORTS) {
     app.get(`/reports/${report.name}`, {
@@ -35,13 +38,11 @@ export async function reportRoutes(app: App, deps: ModuleDeps) {
       const query = request.query as Record<string, unknown> & { from?: string; to?: string; manufacturer?: string; page?: number; per_page?: number };
       const period = report.periodic ? periodOf(query) : null;
       const manufacturerId = await knownManufacturer(db, query.manufacturer);
-      const page = pageOf(query, report.defaultPerPage);
+      const csv = preferredRepresentation(request, [JSON_TYPE, CSV]) === CSV;
+      const page = csv ? EVERY_ROW : pageOf(query, report.defaultPerPage);
       // The partner is checked on the primary (one just made is known at once); the report may lag on a replica.
       const result = await inOneSnapshot(reads, (tx) => report.run(tx, { query, period, manufacturerId, page }));
-      if (preferredRepresentation(request, [JSON_TYPE, CSV]) === CSV) {
-        const name = period ? `${report.name}-${period.from}-${period.to}-p${page.page}.csv` : `${report.name}-p${page.page}.csv`;
-        return sendFile(reply, CSV, name, csvOf(result.rows, result.columns));
-      }
+      if (csv) return sendCsvRows(reply, period ? `${report.name}-${period.from}-${period.to}.csv` : `${report.name}.csv`, result.rows, result.columns);
       const { meta } = listResponse(result.rows, result.total, page);
       return reply.send({
         data: result.rows,

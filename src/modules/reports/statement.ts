@@ -4,7 +4,8 @@
 // "opening + the period's movements = closing" is a property of the ledger that the statement shows, not assumes.
 // Quarantine (failed QC) is not on hand: its rows move the quarantine balance, kept beside on-hand.
 import { sql, type Kysely } from 'kysely';
-import type { DB, MovementType } from '../../db/schema.ts';
+import type { MovementType } from '../../db/column-types.ts';
+import type { DB } from '../../db/schema.ts';
 import { notFound } from '../../domain/errors.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import type { Page } from '../../http/pagination.ts';

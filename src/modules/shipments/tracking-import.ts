@@ -3,7 +3,8 @@
 // number and carrier of its primary box. All rows apply in one transaction, or none: every row that cannot be applied
 // is named in the 422's details with why.
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Carrier, DB } from '../../db/schema.ts';
+import type { Carrier } from '../../db/column-types.ts';
+import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { invalidRequest } from '../../domain/errors.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';

@@ -3,7 +3,8 @@
 // queued by emit() and sent by the workers (src/workers/webhook-delivery.ts).
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Config } from '../../config.ts';
-import type { DB, DeliveryStatus, WebhookDeliveryAttemptsTable, WebhookSubscriptionsTable } from '../../db/schema.ts';
+import type { DeliveryStatus } from '../../db/column-types.ts';
+import type { DB, WebhookDeliveryAttemptsTable, WebhookSubscriptionsTable } from '../../db/schema.ts';
 import { secretKeyOf } from '../../db/secret-key.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { forbidden, invalidStatus, notFound } from '../../domain/errors.ts';
