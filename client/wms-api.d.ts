@@ -3118,7 +3118,7 @@ export interface paths {
         };
         /**
          * A supply partner's statement of consigned stock for a period
-         * @description Per item (those with stock at the start or end of the period, or movements in it; paged by item): the opening on-hand and quarantine balances, every movement of the period (receipts, quarantine, adjustments with reason and who, shipments, count corrections, returns, transfers) and the closing balances, all from the ledger: opening + the available movements = closing. Period: UTC days `from`..`to` (default the last 30 days). `Accept: text/csv` or `application/pdf` gives the same page as CSV or as a PDF to file. Permission history.view; a partner-scoped key reads its own partner only (404 for another).
+         * @description Per item (those with stock at the start or end of the period, or movements in it; paged by item): the opening on-hand and quarantine balances, every movement of the period (receipts, quarantine, adjustments with reason and who, shipments, count corrections, returns, transfers) and the closing balances, all from the ledger: opening + the available movements = closing. Period: UTC days `from`..`to` (default the last 30 days). `Accept: text/csv` or `application/pdf` gives every item of the statement as CSV (no paging), `application/pdf` the page as a PDF to file. Permission history.view; a partner-scoped key reads its own partner only (404 for another).
          *
          *     Permission: `history.view`.
          */
@@ -3216,6 +3216,29 @@ export interface components {
                  *       "error": {
                  *         "code": "not_found",
                  *         "message": "The record does not exist or is outside the key's partner scope."
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        code: string;
+                        message: string;
+                        details?: unknown;
+                    };
+                };
+            };
+        };
+        /** @description The Accept header allows none of the types the operation answers (JSON; also CSV where the operation exports). Codes: `not_acceptable`. */
+        Error406: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "not_acceptable",
+                 *         "message": "The Accept header allows none of the types the operation answers (JSON; also CSV where the operation exports)."
                  *       }
                  *     }
                  */
@@ -3553,6 +3576,7 @@ export interface operations {
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -3617,6 +3641,7 @@ export interface operations {
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -3684,6 +3709,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -3758,6 +3784,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -3832,6 +3859,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -3899,6 +3927,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -3967,6 +3996,7 @@ export interface operations {
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -4050,6 +4080,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -4108,6 +4139,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -4206,6 +4238,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -4310,6 +4343,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -4395,6 +4429,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -4507,6 +4542,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -4565,6 +4601,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -4623,6 +4660,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -4708,6 +4746,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -4774,6 +4813,7 @@ export interface operations {
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -4864,6 +4904,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -4947,6 +4988,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -5005,6 +5047,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -5088,6 +5131,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -5170,6 +5214,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -5243,6 +5288,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -5330,6 +5376,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -5410,6 +5457,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -5491,6 +5539,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -5558,6 +5607,7 @@ export interface operations {
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -5646,6 +5696,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -5790,6 +5841,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -5940,6 +5992,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -6076,6 +6129,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -6199,6 +6253,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -6350,6 +6405,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -6494,6 +6550,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -6632,6 +6689,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -6709,6 +6767,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -6789,6 +6848,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -6869,6 +6929,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -6928,6 +6989,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -7035,6 +7097,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -7143,6 +7206,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -7250,6 +7314,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -7349,6 +7414,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -7463,6 +7529,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -7551,6 +7618,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -7665,6 +7733,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -7753,6 +7822,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -7841,6 +7911,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -7923,6 +7994,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -8068,6 +8140,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -8207,6 +8280,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -8403,6 +8477,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -8886,6 +8961,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -9282,6 +9358,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -9720,6 +9797,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -10114,6 +10192,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -10508,6 +10587,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -10902,6 +10982,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -11296,6 +11377,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -11702,6 +11784,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -12109,6 +12192,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -12539,6 +12623,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -12598,6 +12683,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -12687,6 +12773,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -12776,6 +12863,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -12869,6 +12957,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -12966,6 +13055,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -13055,6 +13145,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -13160,6 +13251,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -13241,6 +13333,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -13346,6 +13439,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -13444,6 +13538,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -13561,6 +13656,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -13681,6 +13777,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -13769,6 +13866,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -13866,6 +13964,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -13980,6 +14079,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -14097,6 +14197,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -14184,6 +14285,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -14283,6 +14385,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -14400,6 +14503,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -14481,6 +14585,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -14590,6 +14695,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -14648,6 +14754,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -14747,6 +14854,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -14807,6 +14915,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -14915,6 +15024,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -15027,6 +15137,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -15220,6 +15331,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -15379,6 +15491,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -15456,6 +15569,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -15564,6 +15678,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -15622,6 +15737,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -15769,6 +15885,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -15825,6 +15942,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -15963,6 +16081,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -16022,6 +16141,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -16190,6 +16310,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -16349,6 +16470,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -16513,6 +16635,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -16661,6 +16784,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -16809,6 +16933,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -16956,6 +17081,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -17103,6 +17229,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -17250,6 +17377,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -17408,6 +17536,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -17500,6 +17629,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -17595,6 +17725,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -17704,6 +17835,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -17787,6 +17919,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -17859,6 +17992,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -17918,6 +18052,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -18027,6 +18162,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -18112,6 +18248,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -18212,6 +18349,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -18297,6 +18435,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -18366,6 +18505,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -18514,6 +18654,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -18660,6 +18801,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -18799,6 +18941,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -18948,6 +19091,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -19101,6 +19245,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -19258,6 +19403,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -19409,6 +19555,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -19549,6 +19696,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -19688,6 +19836,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -19827,6 +19976,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -19966,6 +20116,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -20117,6 +20268,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -20271,6 +20423,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -20410,6 +20563,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -20564,6 +20718,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -20704,6 +20859,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -20858,6 +21014,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -21265,6 +21422,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -21390,6 +21548,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -21542,6 +21701,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -21708,6 +21868,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -21873,6 +22034,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -22027,6 +22189,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -22193,6 +22356,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -22358,6 +22522,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -22512,6 +22677,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -22678,6 +22844,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -22843,6 +23010,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -23201,6 +23369,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -23268,6 +23437,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -23352,6 +23522,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -23424,6 +23595,7 @@ export interface operations {
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -23517,6 +23689,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -23575,6 +23748,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -23647,6 +23821,7 @@ export interface operations {
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -23747,6 +23922,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -23823,6 +23999,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -23879,6 +24056,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -23979,6 +24157,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -24057,6 +24236,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -24150,6 +24330,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -24255,6 +24436,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -24347,6 +24529,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -24412,6 +24595,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
@@ -24514,6 +24698,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -24622,6 +24807,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -24732,6 +24918,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -24865,6 +25052,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -24988,6 +25176,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -25094,6 +25283,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -25205,6 +25395,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -25310,6 +25501,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -25430,6 +25622,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */
@@ -25566,6 +25759,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
             /** @description Error */

@@ -16,7 +16,7 @@ import { Closed } from './http/schemas.ts';
 import { completeDocument } from './http/openapi-document.ts';
 import { registerIdempotency } from './http/idempotency.ts';
 import { registerReadCache, type ReadCache } from './http/read-cache.ts';
-import { JSON_TYPE, preferredRepresentation, registerNegotiation } from './http/representations.ts';
+import { JSON_TYPE, preferredRepresentation } from './http/representations.ts';
 import type { CounterStore } from './http/rate-limit.ts';
 import type { App, ModuleDeps } from './http/types.ts';
 import { checkResponseShape, defaultEmptyBody, formatSchemaErrors, validatorCompiler } from './http/validation.ts';
@@ -91,8 +91,11 @@ const redactSecrets = (url: string) => url.replace(/^\/invites\/[^/?]+/, '/invit
 // pino says whether a level is on; the silent logger of tests has no such method and logs nothing anyway.
 const logsRequests = (log: FastifyBaseLogger) => (log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') ?? true;
 
+/** The reference's script (4.9 MB): it changes only with an upgrade of the package, so browsers keep it for a day. */
+const DOCS_SCRIPT = '/docs/js/scalar.js';
+
 // Answered while the database is not ready yet: the process is up, its description is static.
-const WITHOUT_DATABASE = new Set(['/healthz', '/openapi.json', '/docs', '/docs/', '/docs/js/scalar.js', '/docs/openapi.json', '/docs/openapi.yaml']);
+const WITHOUT_DATABASE = new Set(['/healthz', '/openapi.json', '/docs', '/docs/', DOCS_SCRIPT]);
 
 const routeNotFound = (request: FastifyRequest) => new ApiError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
 
@@ -230,7 +233,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     transformObject: (document) => completeDocument((document as { openapiObject: Parameters<typeof completeDocument>[0] }).openapiObject),
   });
 
-  await registerNegotiation(app);
   app.decorateRequest('actor', null);
   app.decorateRequest('idempotencyClaim', null);
 
@@ -243,7 +245,17 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   // The interactive reference (Scalar), its script served from our own dependencies: installations may run offline.
-  await app.register(apiReference, { routePrefix: '/docs', configuration: DOCS_CONFIGURATION, logLevel: 'warn' });
+  await app.register(apiReference, {
+    routePrefix: '/docs',
+    configuration: DOCS_CONFIGURATION,
+    logLevel: 'warn',
+    hooks: {
+      onRequest: (request, reply, done) => {
+        if (request.routeOptions.url === DOCS_SCRIPT) reply.header('cache-control', 'public, max-age=86400');
+        done();
+      },
+    },
+  });
 
   const actors = actorCache({ ttlMs: ACTOR_CACHE_TTL_MS, maxEntries: ACTOR_CACHE_SIZE });
   if (deps.listen) {

@@ -2,8 +2,8 @@
 import { createAdminKey } from './bootstrap.ts';
 import { loadConfig } from './config.ts';
 import { connect } from './db/connect.ts';
-import { migrate } from './db/migrate.ts';
-import { seedDemo, summaryText } from './demo/seed-demo.ts';
+import { isMigrated, migrate } from './db/migrate.ts';
+import { refuseWarehouseData, seedDemo, summaryText } from './demo/seed-demo.ts';
 import { directoryStore } from './modules/documents/storage.ts';
 
 const USAGE = `usage: npm run wms -- <command>
@@ -22,6 +22,8 @@ async function run(command: string | undefined): Promise<number> {
   // Operator commands may run long (a migration on a large database): no statement timeout.
   const database = await connect(config, { statementTimeoutMs: 0 });
   try {
+    // A database with data is refused before its migrations run too: "nothing was changed" must hold for an older schema.
+    if (command === 'seed-demo' && await isMigrated(database.db)) await refuseWarehouseData(database.db);
     const applied = await migrate(database.db);
     if (command === 'migrate') {
       console.log(applied.length ? `applied ${applied.join(', ')}` : 'database is up to date');

@@ -134,6 +134,16 @@ describe('reports', () => {
     assert.match(String(csv.disposition), /filename="stock-status.csv"/);
     assert.equal(csvRows(csv.text).length, json.body.meta.total_count);
   });
+
+  test('the consignor statement exports every item of the period, not the page', async () => {
+    const bin = await createLocation(t, 'E-02-01');
+    for (const number of ['EX-S1', 'EX-S2']) assert.equal((await adjust(t, await createItem(t, acme, number), 5, bin)).status, 201);
+    const json = await call(t.app, 'GET', `/api/v1/manufacturers/${acme}/statement?per_page=1`, { key: t.adminKey });
+    assert.equal(json.status, 200, JSON.stringify(json.body));
+    assert.equal(json.body.meta.total_count, 3);
+    const rows = await exported(`/manufacturers/${acme}/statement?per_page=1`);
+    assert.deepEqual(rows.filter((row) => row.entry === 'opening').map((row) => row.item_number_display).sort(), ['EX-BOLT', 'EX-S1', 'EX-S2']);
+  });
 });
 
 describe('Accept', () => {
@@ -143,32 +153,46 @@ describe('Accept', () => {
       assert.equal(answer.status, 406, `${url} ${accept}: ${answer.text}`);
       assert.equal(JSON.parse(answer.text).error.code, 'not_acceptable');
     }
-    for (const accept of ['*/*', 'application/json', 'text/csv;q=0.5, application/json', undefined]) {
+    for (const accept of ['*/*', 'application/json', 'application/json; charset=utf-8', 'text/csv;q=0.5, application/json', undefined]) {
       const answer = await get('/items?per_page=1', accept);
       assert.equal(answer.status, 200);
       assert.match(answer.type, /application\/json/, String(accept));
     }
+    assert.match((await get('/items?per_page=1', 'text/csv; charset=utf-8')).type, /^text\/csv/, 'a parameter does not hide the type');
   });
 });
 
-test('a client that goes away mid-export leaves no open transaction behind', { skip: process.env.TEST_DATABASE_URL ? false : 'needs the server (pg_stat_activity)' }, async () => {
-  const url = await t.app.listen({ host: '127.0.0.1', port: 0 });
-  await new Promise<void>((resolve, reject) => {
-    const request = httpRequest(`${url}/api/v1/items`, { headers: { authorization: `Bearer ${t.adminKey}`, accept: 'text/csv' } }, (response) => {
-      assert.equal(response.statusCode, 200);
-      response.once('data', () => {
-        request.destroy();
-        resolve();
+describe('exports that hold a connection', { skip: process.env.TEST_DATABASE_URL ? false : 'needs the server (pg_stat_activity)' }, () => {
+  /** Sessions of this database inside an export, waiting for its client to read (the cursor's transaction is open). */
+  const exportSessions = async () => (await sql<{ open: number }>`select count(*)::int as open from pg_stat_activity
+    where datname = current_database() and state like 'idle in transaction%' and query like 'fetch forward%'`.execute(t.db)).rows[0]!.open;
+
+  test('three at once; a fourth is 503; a client that stops reading and goes away ends its export\'s transaction', async () => {
+    // Far more than the loopback socket buffers hold, so an export whose client does not read waits with its cursor open.
+    await sql`insert into items (manufacturer_id, item_number_display, item_number_normalized, description, status)
+      select ${acme}, 'MANY-' || lpad(g::text, 6, '0'), 'MANY' || lpad(g::text, 6, '0'), repeat('Wide description ', 10) || g, 'active'
+      from generate_series(1, 40000) g`.execute(t.db);
+    const url = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const open = (): Promise<{ status: number; abort: () => void }> => new Promise((resolve, reject) => {
+      const request = httpRequest(`${url}/api/v1/items`, { headers: { authorization: `Bearer ${t.adminKey}`, accept: 'text/csv' } }, (response) => {
+        // Nothing is read: the service's writes stall once the socket is full.
+        response.pause();
+        resolve({ status: response.statusCode!, abort: () => request.destroy() });
       });
+      request.on('error', (error) => (error.message.includes('socket hang up') ? undefined : reject(error)));
+      request.end();
     });
-    request.on('error', (error) => (error.message.includes('socket hang up') || error.message.includes('aborted') ? resolve() : reject(error)));
-    request.end();
+    const stalled = [await open(), await open(), await open()];
+    assert.deepEqual(stalled.map((s) => s.status), [200, 200, 200]);
+    await waitFor(async () => (await exportSessions()) === 3, 10_000, 'three exports waiting for their clients');
+    const fourth = await get('/items', 'text/csv');
+    assert.equal(fourth.status, 503);
+    assert.equal(JSON.parse(fourth.text).error.code, 'unavailable');
+    // The JSON list is still answered meanwhile.
+    assert.equal((await get('/items?per_page=1', undefined)).status, 200);
+
+    for (const s of stalled) s.abort();
+    await waitFor(async () => (await exportSessions()) === 0, 10_000, 'the exports\' transactions to end');
+    assert.equal((await get(`/items?manufacturer=${acme}&q=EX-BOLT`, 'text/csv')).status, 200, 'a new export runs again');
   });
-  await waitFor(async () => {
-    const { rows } = await sql<{ open: number }>`select count(*)::int as open from pg_stat_activity
-      where datname = current_database() and state like 'idle in transaction%' and query like 'fetch forward%'`.execute(t.db);
-    return rows[0]!.open === 0;
-  }, 5000, 'the export\'s transaction to end');
-  const after = await get('/items?per_page=1', undefined);
-  assert.equal(after.status, 200);
 });

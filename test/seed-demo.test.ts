@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Kysely } from 'kysely';
 import { ensureFirstAdmin } from '../src/bootstrap.ts';
-import type { Database } from '../src/db/connect.ts';
+import { connectPostgres, type Database } from '../src/db/connect.ts';
 import type { DB } from '../src/db/schema.ts';
 import { DatabaseNotEmpty, seedDemo, warehouseDataFound, type DemoSummary } from '../src/demo/seed-demo.ts';
 import { sha256 } from '../src/domain/secrets.ts';
@@ -196,6 +196,16 @@ describe('npm run wms -- seed-demo', { skip: !onPostgres && 'the command migrate
       assert.equal(second.code, 1);
       assert.equal(second.stdout, '');
       assert.match(second.stderr, /seed-demo fills only an empty database; this one already holds supply partners/);
+      // A database with data on an older schema (a migration pending) is refused before the migration runs.
+      const { db: database, close } = connectPostgres(empty.url, { poolSize: 1, statementTimeoutMs: 0 });
+      const newest = await database.selectFrom('schema_migrations').select('version').orderBy('version', 'desc').executeTakeFirstOrThrow();
+      await database.deleteFrom('schema_migrations').where('version', '=', newest.version).execute();
+      const older = await cli(env);
+      assert.equal(older.code, 1);
+      assert.match(older.stderr, /Nothing was changed/);
+      assert.equal(await database.selectFrom('schema_migrations').select('version').where('version', '=', newest.version).executeTakeFirst(), undefined,
+        'the pending migration did not run');
+      await close();
     } finally {
       rmSync(documents, { recursive: true, force: true });
       await empty.drop();

@@ -56,6 +56,12 @@ export async function warehouseDataFound(db: Kysely<DB>): Promise<string[]> {
   return Object.entries(found!).filter(([, present]) => present).map(([what]) => what);
 }
 
+/** DatabaseNotEmpty when the database holds warehouse data (what warehouseDataFound names). */
+export async function refuseWarehouseData(db: Kysely<DB>): Promise<void> {
+  const found = await warehouseDataFound(db);
+  if (found.length) throw new DatabaseNotEmpty(`seed-demo fills only an empty database; this one already holds ${found.join(', ')}. Nothing was changed.`);
+}
+
 /** The seed acts as the administrator, through the key it prints: every history row names that user and key. */
 async function actorOfKey(db: Kysely<DB>, key: string): Promise<Actor> {
   const row = await db.selectFrom('api_keys as k').innerJoin('users as u', 'u.id', 'k.user_id')
@@ -106,10 +112,7 @@ export async function seedDemo(db: Kysely<DB>, documents: DocumentStore): Promis
   const transaction = requestTransaction();
   try {
     const summary = await transaction.run(async () => {
-      const found = await warehouseDataFound(db);
-      if (found.length) {
-        throw new DatabaseNotEmpty(`seed-demo fills only an empty database; this one already holds ${found.join(', ')}. Nothing was changed.`);
-      }
+      await refuseWarehouseData(db);
       const adminKey = await createAdminKey(db);
       return { adminKey, ...(await buildDemo(db, await actorOfKey(db, adminKey), files.store)) };
     });

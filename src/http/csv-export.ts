@@ -4,22 +4,33 @@ import { PassThrough, Readable } from 'node:stream';
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
 import type { FastifyReply } from 'fastify';
 import type { DB } from '../db/schema.ts';
+import { unavailable } from '../domain/errors.ts';
 import { CSV, csvOf, sendFile } from './representations.ts';
 
 /** Rows per FETCH and per CSV chunk: what an export holds in memory at a time. */
 const BATCH_ROWS = 1000;
+/**
+ * Exports running at once in this process. Each holds a database connection for its whole transfer; the rest of the
+ * pool stays for the warehouse's requests (one more export is 503 with Retry-After).
+ */
+const MAX_RUNNING = 3;
+/** A client that stops reading for this long is cut off, so its connection does not stay taken. */
+const STALLED_MS = 30_000;
+let running = 0;
 
-/** Resolves true once the stream takes more, false when the client went away (the stream closed). */
+/** Resolves true once the stream takes more, false when the client went away or stopped reading (the stream is closed). */
 function written(body: PassThrough, text: string): Promise<boolean> | boolean {
   if (body.destroyed) return false;
   if (body.write(text)) return true;
   return new Promise((resolve) => {
     const settle = (more: boolean) => () => {
+      clearTimeout(stalled);
       body.off('drain', onDrain).off('close', onClose);
       resolve(more);
     };
     const onDrain = settle(true);
     const onClose = settle(false);
+    const stalled = setTimeout(() => body.destroy(new Error(`the client read nothing for ${STALLED_MS / 1000} s`)), STALLED_MS);
     body.once('drain', onDrain).once('close', onClose);
   });
 }
@@ -35,6 +46,8 @@ export async function sendCsvExport<Row>(
   db: Kysely<DB>,
   { query, columns, fileName, toRow }: { query: Compilable<Row>; columns: readonly string[]; fileName: string; toRow: (row: Row) => Record<string, unknown> },
 ) {
+  if (running >= MAX_RUNNING) throw unavailable(`${MAX_RUNNING} exports are running; send the request again in a moment`);
+  running++;
   const compiled = query.compile();
   const body = new PassThrough();
   let firstBatchRead!: () => void;
@@ -51,7 +64,7 @@ export async function sendCsvExport<Row>(
       if (!(await written(body, text))) return;
       if (rows.length < BATCH_ROWS) return;
     }
-  }).then(() => body.end(), (error: unknown) => {
+  }).finally(() => running--).then(() => body.end(), (error: unknown) => {
     firstBatchFailed(error);
     // Once the reply has the stream, Fastify sees the error and cuts the connection; before, nobody listens for it.
     if (answering) body.destroy(error as Error);

@@ -67,6 +67,11 @@ const ERRORS: Record<string, { description: string; codes: string[]; applies: (o
     codes: ['not_found'],
     applies: (op) => Boolean(op.parameters?.some((p) => p.in === 'path')),
   },
+  '406': {
+    description: 'The Accept header allows none of the types the operation answers (JSON; also CSV where the operation exports).',
+    codes: ['not_acceptable'],
+    applies: (op) => Boolean(op.security?.length),
+  },
   '409': {
     description: 'A unique value is taken, a request with the same Idempotency-Key is still running, or the record changed meanwhile.',
     codes: ['conflict', 'duplicate_item_number'],

@@ -18,6 +18,9 @@ export interface Page {
   offset: number;
 }
 
+/** The page of an export: every row. */
+export const EVERY_ROW: Page = { page: 1, perPage: 2 ** 31 - 1, offset: 0 };
+
 export function pageOf(query: { page?: number; per_page?: number }, defaultPerPage: number): Page {
   const page = query.page ?? 1;
   const perPage = Math.min(query.per_page ?? defaultPerPage, MAX_PER_PAGE);

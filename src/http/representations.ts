@@ -1,12 +1,12 @@
 // Lists and reports answer in the representation the client asks for with Accept: JSON (the default), CSV, or (where a
-// route offers one) PDF; an Accept the route cannot meet is 406. Negotiation is @fastify/accepts (the `accepts`
-// package); CSV is csv-stringify.
-import accepts from '@fastify/accepts';
+// route offers one) PDF; an Accept the route cannot meet is 406. Negotiation is the `accepts` package; CSV is
+// csv-stringify.
+import type { IncomingMessage } from 'node:http';
+import accepts from 'accepts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { stringify } from 'csv-stringify/sync';
 import type { Readable } from 'node:stream';
 import { ApiError } from '../domain/errors.ts';
-import type { App } from './types.ts';
 
 export const CSV = 'text/csv';
 export const PDF = 'application/pdf';
@@ -14,26 +14,24 @@ export const JSON_TYPE = 'application/json';
 
 export type Representation = typeof JSON_TYPE | typeof CSV | typeof PDF;
 
-export async function registerNegotiation(app: App): Promise<void> {
-  await app.register(accepts);
-}
+/**
+ * Accept without media-type parameters other than q: `application/json; charset=utf-8` (what many HTTP clients send)
+ * asks for JSON, but the negotiator would match it only against an offer with the same parameter.
+ */
+const withoutParameters = (accept: string) =>
+  accept.split(',').map((range) => range.split(';').map((part) => part.trim()).filter((part, i) => i === 0 || /^q=/i.test(part)).join(';')).join(',');
 
 /** The offered type the request prefers (JSON without an Accept header); 406 when its Accept allows none of them. */
 export function preferredRepresentation(request: FastifyRequest, offered: readonly Representation[]): Representation {
-  if (request.headers.accept === undefined) return JSON_TYPE;
-  const chosen = request.accepts().type([...offered]);
-  if (typeof chosen !== 'string') throw notAcceptable(request.headers.accept, offered);
+  const accept = request.headers.accept;
+  if (accept === undefined) return JSON_TYPE;
+  const chosen = accepts({ headers: { accept: withoutParameters(accept) } } as IncomingMessage).type([...offered]);
+  if (typeof chosen !== 'string') throw notAcceptable(accept, offered);
   return chosen as Representation;
 }
 
 const notAcceptable = (accept: string, offered: readonly string[]) =>
   new ApiError(406, 'not_acceptable', `this route answers ${offered.join(', ')}; Accept: ${accept.slice(0, 200)} allows none of them`);
-
-/** The offered representations of a route whose success answer declares several (a content map), else JSON only. */
-export function offeredRepresentations(successSchema: unknown): Representation[] {
-  const content = (successSchema as { content?: Record<string, unknown> } | undefined)?.content;
-  return content ? Object.keys(content) as Representation[] : [JSON_TYPE];
-}
 
 /**
  * The rows as CSV under a header of the given columns (none for the later batches of an export); nested values are

@@ -1,5 +1,5 @@
 import { actorOf } from '../../http/auth.ts';
-import { listResponse, pageOf } from '../../http/pagination.ts';
+import { EVERY_ROW, listResponse, pageOf } from '../../http/pagination.ts';
 import { sendCsvRows } from '../../http/csv-export.ts';
 import { CSV, JSON_TYPE, preferredRepresentation } from '../../http/representations.ts';
 import { CsvText, Closed, ErrorEnvelope } from '../../http/schemas.ts';
@@ -10,9 +10,6 @@ import { cycleCountAccuracy, exceptions } from './quality.ts';
 import { inOneSnapshot, reportEnvelope, type Report } from './report.ts';
 import { statementRoutes } from './statement-routes.ts';
 import { inventoryValuation, stockStatus, velocity } from './stock.ts';
-
-/** The export's page: the whole report. */
-const EVERY_ROW = { page: 1, perPage: 2 ** 31 - 1, offset: 0 };
 
 const REPORTS: Report[] = [inventoryValuation, stockStatus, orderFulfillment, receiving, movements, cycleCountAccuracy, exceptions, velocity];
 

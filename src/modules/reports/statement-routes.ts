@@ -1,8 +1,9 @@
 // GET /manufacturers/{id}/statement: outside /reports (closed to partner-scoped keys), since a consignor reads its own.
 import { Type } from 'typebox';
 import { actorOf } from '../../http/auth.ts';
-import { listResponse, pageOf, pageParams } from '../../http/pagination.ts';
-import { CSV, csvOf, JSON_TYPE, PDF, preferredRepresentation, sendFile } from '../../http/representations.ts';
+import { EVERY_ROW, listResponse, pageOf, pageParams } from '../../http/pagination.ts';
+import { sendCsvRows } from '../../http/csv-export.ts';
+import { CSV, JSON_TYPE, PDF, preferredRepresentation, sendFile } from '../../http/representations.ts';
 import { CsvText, Closed, ErrorEnvelope, Nullable, PageMeta, Timestamp, Uuid } from '../../http/schemas.ts';
 import type { App, ModuleDeps } from '../../http/types.ts';
 import { INVENTORY_STATUSES, MOVEMENT_TYPES } from '../inventory/schemas.ts';
@@ -66,7 +67,7 @@ export async function statementRoutes(app: App, { db }: ModuleDeps) {
         'on-hand and quarantine balances, every movement of the period (receipts, quarantine, adjustments with reason and who, ' +
         'shipments, count corrections, returns, transfers) and the closing balances, all from the ledger: opening + the available ' +
         'movements = closing. Period: UTC days `from`..`to` (default the last 30 days). `Accept: text/csv` or `application/pdf` ' +
-        'gives the same page as CSV or as a PDF to file. Permission history.view; a partner-scoped key reads its own partner only ' +
+        'gives every item of the statement as CSV (no paging), `application/pdf` the page as a PDF to file. Permission history.view; a partner-scoped key reads its own partner only ' +
         '(404 for another).',
       params: Closed({ id: Uuid }),
       querystring: Closed({ ...periodParams, ...pageParams(DEFAULT_PER_PAGE) }),
@@ -84,12 +85,13 @@ export async function statementRoutes(app: App, { db }: ModuleDeps) {
     },
   }, async (request, reply) => {
     const period = periodOf(request.query);
-    const page = pageOf(request.query, DEFAULT_PER_PAGE);
+    const representation = preferredRepresentation(request, [JSON_TYPE, CSV, PDF]);
+    const page = representation === CSV ? EVERY_ROW : pageOf(request.query, DEFAULT_PER_PAGE);
     const { statement, total } = await inOneSnapshot(db, (tx) => statementOf(tx, actorOf(request), request.params.id, period, page));
     const { meta } = listResponse(statement.items, total, page);
     const fileName = `statement-${statement.manufacturer.code}-${period.from}-${period.to}${meta.total_pages > 1 ? `-p${page.page}` : ''}`;
-    switch (preferredRepresentation(request, [JSON_TYPE, CSV, PDF])) {
-      case CSV: return sendFile(reply, CSV, `${fileName}.csv`, csvOf(statementRows(statement), CSV_COLUMNS));
+    switch (representation) {
+      case CSV: return sendCsvRows(reply, `${fileName}.csv`, statementRows(statement), CSV_COLUMNS);
       case PDF: return sendFile(reply, PDF, `${fileName}.pdf`, await renderStatement(statement, meta));
       default: return reply.send({ data: statement, meta });
     }
