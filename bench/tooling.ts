@@ -6,8 +6,12 @@ import { percentile } from './stats.ts';
 
 const EXPORT_RUNS = 3;
 const EXPORT_TARGET_MS = 5000;
-/** "Constant memory": the service grows by less than this while it sends the export (the CSV itself is ~100 MB). */
-const EXPORT_MAX_GROWTH_MB = 64;
+/**
+ * "Constant memory": exporting the whole movement ledger (ten times the rows of the item export) may raise the
+ * service's peak resident memory by less than this over the item exports' peak. (The first export of a process grows
+ * V8's heap once; a warm-up export before the measured ones takes that out.)
+ */
+const LEDGER_MAX_EXTRA_MB = 32;
 const DOCS_RUNS = 5;
 const DOCS_TARGET_MS = 3000;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -23,13 +27,12 @@ async function residentMb(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
 }
 
-/** Every item as CSV: the time to the last byte, the rows, and how far the service's resident memory rose meanwhile. */
-async function exportOnce(service: string, headers: Record<string, string>, pid: number) {
-  const before = await residentMb(pid);
-  let peak = before;
-  const sampler = setInterval(() => void residentMb(pid).then((mb) => (peak = Math.max(peak, mb)), () => {}), 20);
+/** An export: its time to the last byte, its rows and size, and the service's peak resident memory meanwhile. */
+async function exportOnce(url: string, headers: Record<string, string>, pid: number) {
+  let peakMb = await residentMb(pid);
+  const sampler = setInterval(() => void residentMb(pid).then((mb) => (peakMb = Math.max(peakMb, mb)), () => {}), 20);
   const started = performance.now();
-  const answer = await fetch(`${service}/api/v1/items?status=active&status=discontinued`, { headers: { ...headers, accept: 'text/csv' } });
+  const answer = await fetch(url, { headers: { ...headers, accept: 'text/csv' } });
   if (answer.status !== 200) throw new Error(`export answered ${answer.status}: ${await answer.text()}`);
   let bytes = 0;
   let lines = 0;
@@ -39,7 +42,7 @@ async function exportOnce(service: string, headers: Record<string, string>, pid:
   }
   const ms = performance.now() - started;
   clearInterval(sampler);
-  return { ms, rows: lines - 1, mb: bytes / 1048576, growthMb: peak - before };
+  return { ms, rows: lines - 1, mb: bytes / 1048576, peakMb };
 }
 
 async function docsLoads(service: string): Promise<number[] | string> {
@@ -66,25 +69,29 @@ async function docsLoads(service: string): Promise<number[] | string> {
 
 export async function measureTooling(service: string, headers: Record<string, string>, servicePid: number): Promise<ToolingRow[]> {
   const rows: ToolingRow[] = [];
+  const everyItem = `${service}/api/v1/items?status=active&status=discontinued&status=inactive`;
+  await exportOnce(everyItem, headers, servicePid);
   const exports = [];
-  for (let run = 0; run < EXPORT_RUNS; run++) exports.push(await exportOnce(service, headers, servicePid));
-  const slowest = Math.max(...exports.map((e) => e.ms));
-  const growth = Math.max(...exports.map((e) => e.growthMb));
+  for (let run = 0; run < EXPORT_RUNS; run++) exports.push(await exportOnce(everyItem, headers, servicePid));
   const { rows: count, mb } = exports[0]!;
   rows.push({
     target: `CSV export of every item < ${EXPORT_TARGET_MS / 1000} s`,
     figure: `${count.toLocaleString('en')} rows, ${mb.toFixed(0)} MB: ${exports.map((e) => (e.ms / 1000).toFixed(2)).join(' / ')} s`,
-    met: count >= 100_000 ? slowest < EXPORT_TARGET_MS : null,
+    met: count >= 100_000 ? Math.max(...exports.map((e) => e.ms)) < EXPORT_TARGET_MS : null,
   });
-  rows.push({ target: `memory during the export rises < ${EXPORT_MAX_GROWTH_MB} MB`, figure: `+${growth.toFixed(0)} MB resident at most`, met: growth < EXPORT_MAX_GROWTH_MB });
+  const itemsPeak = Math.max(...exports.map((e) => e.peakMb));
+  const ledger = await exportOnce(`${service}/api/v1/inventory/movements`, headers, servicePid);
+  rows.push({
+    target: `constant memory: the whole ledger's export peaks < ${LEDGER_MAX_EXTRA_MB} MB above the item export's`,
+    figure: `ledger ${ledger.rows.toLocaleString('en')} rows, ${ledger.mb.toFixed(0)} MB in ${(ledger.ms / 1000).toFixed(1)} s: ` +
+      `peak ${ledger.peakMb.toFixed(0)} MB resident vs ${itemsPeak.toFixed(0)} MB for the items`,
+    met: ledger.peakMb - itemsPeak < LEDGER_MAX_EXTRA_MB,
+  });
   const docs = await docsLoads(service);
+  const docsTarget = `/docs renders in headless Chromium < ${DOCS_TARGET_MS / 1000} s`;
   rows.push(typeof docs === 'string'
-    ? { target: `/docs renders in headless Chromium < ${DOCS_TARGET_MS / 1000} s`, figure: docs, met: null }
-    : {
-      target: `/docs renders in headless Chromium < ${DOCS_TARGET_MS / 1000} s`,
-      figure: `p50 ${percentile(docs, 50).toFixed(0)} ms, max ${Math.max(...docs).toFixed(0)} ms (${DOCS_RUNS} first visits)`,
-      met: Math.max(...docs) < DOCS_TARGET_MS,
-    });
+    ? { target: docsTarget, figure: docs, met: null }
+    : { target: docsTarget, figure: `p50 ${percentile(docs, 50).toFixed(0)} ms, max ${Math.max(...docs).toFixed(0)} ms (${DOCS_RUNS} first visits)`, met: Math.max(...docs) < DOCS_TARGET_MS });
   return rows;
 }
 

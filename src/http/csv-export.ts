@@ -8,7 +8,7 @@ import { unavailable } from '../domain/errors.ts';
 import { CSV, csvOf, sendFile } from './representations.ts';
 
 /** Rows per FETCH and per CSV chunk: what an export holds in memory at a time. */
-const BATCH_ROWS = 1000;
+const BATCH_ROWS = 250;
 /**
  * Exports running at once in this process. Each holds a database connection for its whole transfer; the rest of the
  * pool stays for the warehouse's requests (one more export is 503 with Retry-After).
