@@ -21,10 +21,10 @@ export type Representation = typeof JSON_TYPE | typeof CSV | typeof PDF;
 const withoutParameters = (accept: string) =>
   accept.split(',').map((range) => range.split(';').map((part) => part.trim()).filter((part, i) => i === 0 || /^q=/i.test(part)).join(';')).join(',');
 
-/** The offered type the request prefers (JSON without an Accept header); 406 when its Accept allows none of them. */
+/** The offered type the request prefers (JSON without an Accept header, or a blank one); 406 when its Accept allows none of them. */
 export function preferredRepresentation(request: FastifyRequest, offered: readonly Representation[]): Representation {
   const accept = request.headers.accept;
-  if (accept === undefined) return JSON_TYPE;
+  if (!accept?.trim()) return JSON_TYPE;
   const chosen = accepts({ headers: { accept: withoutParameters(accept) } } as IncomingMessage).type([...offered]);
   if (typeof chosen !== 'string') throw notAcceptable(accept, offered);
   return chosen as Representation;
