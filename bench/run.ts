@@ -14,6 +14,7 @@ import { measureMixed, printMixed, type MixedRead, type ReadFigures } from './mi
 import { measurePicking, printPicking } from './picking.ts';
 import { measureReceiving, partnerItems, printReceiving } from './receiving.ts';
 import { measureReports, printReports } from './reports.ts';
+import { measurePlans, printPlans } from './plans.ts';
 import { measureTooling, printTooling } from './tooling.ts';
 import { measureWebhooks, printWebhooks } from './webhooks.ts';
 
@@ -314,6 +315,8 @@ async function main(): Promise<void> {
   const serviceUrl = `http://127.0.0.1:${SERVICE_PORT}`;
   const reports = await section('reports', 'each report and the consignor statement', printReports,
     () => measureReports(`http://127.0.0.1:${UNCACHED_PORT}`, headers, benchUrl));
+  const plans = await section('plans', 'the plan of every list, search, ledger and report query on this data set', printPlans,
+    () => measurePlans(benchUrl, generated.adminKey));
   const tooling = await section('tooling', 'CSV export of every item, /docs in headless Chromium', printTooling,
     () => measureTooling(`http://127.0.0.1:${UNCACHED_PORT}`, headers, withoutCache.pid!));
   // The write targets run after the reads, so their new rows do not move the read figures.
@@ -340,6 +343,7 @@ async function main(): Promise<void> {
     settings: { connections: CONNECTIONS, duration_s: DURATION, warmup_s: WARMUP, db_pool_size: POOL_SIZE, sampled_items: items.length },
     results: rows,
     reports,
+    plans,
     tooling,
     receiving,
     picking,

@@ -3459,10 +3459,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "event_id": "string",
-                 *       "tracking_number": "string",
-                 *       "batch_number": "string",
-                 *       "order_number": 1,
-                 *       "status": "string"
+                 *       "tracking_number": "string"
                  *     }
                  */
                 "application/json": {
@@ -4178,16 +4175,16 @@ export interface operations {
     };
     getAdminUsers: {
         parameters: {
-            query: {
+            query?: {
                 role?: ("system_admin" | "manager" | "office" | "warehouse" | "qc" | "consignor" | "partner_portal")[];
                 manufacturer?: string;
                 status?: "active" | "inactive";
                 /** @description Substring of name or email, case-insensitive. */
                 q?: string;
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -4285,11 +4282,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "string",
-                 *       "email": "user@example.com",
-                 *       "role": "system_admin",
-                 *       "manufacturer_id": "cafecd41-5060-405f-a23d-b38c40f09e3f",
-                 *       "password": "stringstring"
+                 *       "name": "Carla Rivera",
+                 *       "email": "carla@acme.example",
+                 *       "role": "consignor",
+                 *       "manufacturer_id": "0b6f3c1e-8d2a-4c5b-9f7e-1a2b3c4d5e6f"
                  *     }
                  */
                 "application/json": {
@@ -4475,15 +4471,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "name": "string",
-                 *       "email": "carla@acme.example",
-                 *       "role": "system_admin",
-                 *       "manufacturer_id": "0b6f3c1e-8d2a-4c5b-9f7e-1a2b3c4d5e6f",
-                 *       "password": "stringstring"
-                 *     }
-                 */
+                /** @example {} */
                 "application/json": {
                     name?: string;
                     /**
@@ -4850,13 +4838,13 @@ export interface operations {
     };
     getApiKeys: {
         parameters: {
-            query: {
+            query?: {
                 user_id?: string;
                 status?: "active" | "revoked" | "expired";
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -4954,8 +4942,7 @@ export interface operations {
                  *       "name": "string",
                  *       "scopes": [
                  *         "orders.view"
-                 *       ],
-                 *       "expires_at": "string"
+                 *       ]
                  *     }
                  */
                 "application/json": {
@@ -5086,14 +5073,14 @@ export interface operations {
     };
     getManufacturers: {
         parameters: {
-            query: {
+            query?: {
                 /** @description Substring of code or name, case-insensitive. */
                 q?: string;
                 is_active?: boolean;
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -5334,13 +5321,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "code": "string",
-                 *       "name": "string",
-                 *       "is_active": true
-                 *     }
-                 */
+                /** @example {} */
                 "application/json": {
                     /** @description Unique; stored uppercase. */
                     code?: string;
@@ -5415,11 +5396,11 @@ export interface operations {
     };
     getWarehouses: {
         parameters: {
-            query: {
+            query?: {
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -5655,9 +5636,7 @@ export interface operations {
                  * @example {
                  *       "code": "string",
                  *       "description": "string",
-                 *       "carrier_name": "string",
-                 *       "mode": "parcel",
-                 *       "is_active": true
+                 *       "mode": "parcel"
                  *     }
                  */
                 "application/json": {
@@ -5735,7 +5714,7 @@ export interface operations {
     };
     getItems: {
         parameters: {
-            query: {
+            query?: {
                 manufacturer?: string;
                 status?: ("active" | "inactive" | "discontinued")[];
                 filter?: ("negative" | "oversold" | "out_of_stock" | "below_reorder" | "missing_price")[];
@@ -5747,9 +5726,9 @@ export interface operations {
                 sort?: string;
                 q?: string;
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -5889,13 +5868,7 @@ export interface operations {
                  * @example {
                  *       "manufacturer_id": "cafecd41-5060-405f-a23d-b38c40f09e3f",
                  *       "item_number_display": "string",
-                 *       "description": "string",
-                 *       "description_extended": "string",
-                 *       "category": "string",
-                 *       "purchase_uom": "string",
-                 *       "warehouse_location": "string",
-                 *       "selling_uom": "string",
-                 *       "unit_weight": 0
+                 *       "description": "string"
                  *     }
                  */
                 "application/json": {
@@ -6300,18 +6273,7 @@ export interface operations {
         /** @description PATCH: omitted fields keep their value; an empty string clears a nullable field. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "description": "string",
-                 *       "description_extended": "string",
-                 *       "category": "string",
-                 *       "selling_uom": "string",
-                 *       "purchase_uom": "string",
-                 *       "warehouse_location": "string",
-                 *       "unit_weight": 0,
-                 *       "reorder_level": 0
-                 *     }
-                 */
+                /** @example {} */
                 "application/json": {
                     description?: string;
                     description_extended?: string;
@@ -6453,12 +6415,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "superseded_by": "a99fa58d-1b9b-4688-ad5f-382f6b17ef46",
-                 *       "reason": "string"
-                 *     }
-                 */
+                /** @example {} */
                 "application/json": {
                     /** Format: uuid */
                     superseded_by?: string;
@@ -6598,11 +6555,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "reason": "string"
-                 *     }
-                 */
+                /** @example {} */
                 "application/json": {
                     reason?: string;
                 };
@@ -6804,11 +6757,11 @@ export interface operations {
     };
     getItemsByIdAliases: {
         parameters: {
-            query: {
+            query?: {
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path: {
@@ -7028,7 +6981,7 @@ export interface operations {
     };
     getInventoryAdjustments: {
         parameters: {
-            query: {
+            query?: {
                 item?: string;
                 manufacturer?: string;
                 /** @description YYYY-MM-DD */
@@ -7036,9 +6989,9 @@ export interface operations {
                 /** @description YYYY-MM-DD, inclusive */
                 to?: string;
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
                 movement_type?: ("adjustment" | "cycle_count_correction")[];
             };
             header?: never;
@@ -7145,15 +7098,17 @@ export interface operations {
                 /**
                  * @example {
                  *       "item_id": "4d8cd62e-a579-4dae-af8c-3172f96f8f7c",
-                 *       "quantity": -1000000000,
-                 *       "reason": "string",
-                 *       "location_id": "46910cc3-ab41-4b80-b4a7-94dab9f1b795"
+                 *       "quantity": 12,
+                 *       "reason": "string"
                  *     }
                  */
                 "application/json": {
                     /** Format: uuid */
                     item_id: string;
-                    /** @description Signed, non-zero. */
+                    /**
+                     * @description Signed, non-zero.
+                     * @example 12
+                     */
                     quantity: number;
                     reason: string;
                     /** Format: uuid */
@@ -7245,7 +7200,7 @@ export interface operations {
     };
     getInventoryMovements: {
         parameters: {
-            query: {
+            query?: {
                 item?: string;
                 manufacturer?: string;
                 /** @description YYYY-MM-DD */
@@ -7253,9 +7208,9 @@ export interface operations {
                 /** @description YYYY-MM-DD, inclusive */
                 to?: string;
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
                 movement_type?: ("receipt" | "shipment" | "adjustment" | "transfer" | "return" | "cycle_count_correction")[];
             };
             header?: never;
@@ -7351,16 +7306,16 @@ export interface operations {
     };
     getLocations: {
         parameters: {
-            query: {
+            query?: {
                 warehouse_id?: string;
                 location_type?: ("storage" | "staging" | "receiving" | "shipping" | "quarantine")[];
                 is_active?: boolean;
                 /** @description Substring of the location code. */
                 q?: string;
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -7459,19 +7414,7 @@ export interface operations {
         /** @description warehouse_id defaults to MAIN; location_code defaults to the parts joined by dashes. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "warehouse_id": "825f5f2b-307c-4cc1-9373-6d0c4692d478",
-                 *       "zone": "string",
-                 *       "aisle": "string",
-                 *       "rack": "string",
-                 *       "shelf": "string",
-                 *       "bin": "string",
-                 *       "location_code": "string",
-                 *       "location_type": "storage",
-                 *       "capacity": 0
-                 *     }
-                 */
+                /** @example {} */
                 "application/json": {
                     /** Format: uuid */
                     warehouse_id?: string;
@@ -7665,18 +7608,7 @@ export interface operations {
         /** @description PATCH: an empty string clears a part; capacity 0 or null clears it. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "zone": "string",
-                 *       "aisle": "string",
-                 *       "rack": "string",
-                 *       "shelf": "string",
-                 *       "bin": "string",
-                 *       "location_code": "string",
-                 *       "location_type": "storage",
-                 *       "capacity": 0
-                 *     }
-                 */
+                /** @example {} */
                 "application/json": {
                     zone?: string;
                     aisle?: string;
@@ -7950,11 +7882,11 @@ export interface operations {
     };
     getLocationsByIdStock: {
         parameters: {
-            query: {
+            query?: {
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path: {
@@ -8044,8 +7976,7 @@ export interface operations {
                  * @example {
                  *       "item_id": "4d8cd62e-a579-4dae-af8c-3172f96f8f7c",
                  *       "qty": 1,
-                 *       "to_location_code": "string",
-                 *       "auto_create": false
+                 *       "to_location_code": "string"
                  *     }
                  */
                 "application/json": {
@@ -8190,8 +8121,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "to_location_code": "string",
-                 *       "auto_create": false
+                 *       "to_location_code": "string"
                  *     }
                  */
                 "application/json": {
@@ -8319,7 +8249,7 @@ export interface operations {
     };
     getOrders: {
         parameters: {
-            query: {
+            query?: {
                 manufacturer?: string;
                 customer?: string;
                 status?: string[];
@@ -8332,9 +8262,9 @@ export interface operations {
                 /** @description YYYY-MM-DD */
                 to?: string;
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -8528,35 +8458,9 @@ export interface operations {
                  *       "lines": [
                  *         {
                  *           "item_id": "4d8cd62e-a579-4dae-af8c-3172f96f8f7c",
-                 *           "qty_ordered": 1,
-                 *           "unit_price": 0,
-                 *           "discount_pct": 0,
-                 *           "fulfillment_source": "warehouse",
-                 *           "qty_warehouse": 0,
-                 *           "qty_direct": 0,
-                 *           "acknowledge_negative": false,
-                 *           "acknowledge_exception": false
+                 *           "qty_ordered": 1
                  *         }
-                 *       ],
-                 *       "order_date": "2019-08-24",
-                 *       "drop_ship_location_id": "5513359a-f70b-460c-8b99-95db86e236bf",
-                 *       "customer_po_number": "string",
-                 *       "manufacturer_auth": "string",
-                 *       "carrier_account": "string",
-                 *       "shipping_point": "string",
-                 *       "special_instructions": "string",
-                 *       "freight_terms": "string",
-                 *       "ship_method": "string",
-                 *       "ship_via_other": "string",
-                 *       "ship_via_id": "6a32d3b2-64b8-40df-becf-ad404313c722",
-                 *       "third_party_payer_id": "22660371-5b32-496f-88ee-ca4422325933",
-                 *       "bill_to_name": "string",
-                 *       "bill_to_address_1": "string",
-                 *       "bill_to_address_2": "string",
-                 *       "bill_to_city": "string",
-                 *       "bill_to_state": "string",
-                 *       "bill_to_zip": "string",
-                 *       "priority": "normal"
+                 *       ]
                  *     }
                  */
                 "application/json": {
@@ -9404,27 +9308,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "customer_po_number": "string",
-                 *       "manufacturer_auth": "string",
-                 *       "carrier_account": "string",
-                 *       "shipping_point": "string",
-                 *       "special_instructions": "string",
-                 *       "freight_terms": "string",
-                 *       "ship_method": "string",
-                 *       "ship_via_other": "string",
-                 *       "ship_via_id": "6a32d3b2-64b8-40df-becf-ad404313c722",
-                 *       "third_party_payer_id": "22660371-5b32-496f-88ee-ca4422325933",
-                 *       "bill_to_name": "string",
-                 *       "bill_to_address_1": "string",
-                 *       "bill_to_address_2": "string",
-                 *       "bill_to_city": "string",
-                 *       "bill_to_state": "string",
-                 *       "bill_to_zip": "string",
-                 *       "priority": "normal"
-                 *     }
-                 */
+                /** @example {} */
                 "application/json": {
                     customer_po_number?: string | null;
                     manufacturer_auth?: string | null;
@@ -11832,12 +11716,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "carrier": "string",
-                 *       "pro_number": "string"
-                 *     }
-                 */
+                /** @example {} */
                 "application/json": {
                     carrier?: string | null;
                     pro_number?: string | null;
@@ -12243,14 +12122,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "item_id": "4d8cd62e-a579-4dae-af8c-3172f96f8f7c",
-                 *       "qty_ordered": 1,
-                 *       "unit_price": 0,
-                 *       "discount_pct": 0,
-                 *       "fulfillment_source": "warehouse",
-                 *       "qty_warehouse": 0,
-                 *       "qty_direct": 0,
-                 *       "acknowledge_negative": false,
-                 *       "acknowledge_exception": false
+                 *       "qty_ordered": 1
                  *     }
                  */
                 "application/json": {
@@ -12735,8 +12607,7 @@ export interface operations {
                  * @example {
                  *       "line_ids": [
                  *         "497f6eca-6276-4993-bfeb-53cbbbba6f08"
-                 *       ],
-                 *       "note": "string"
+                 *       ]
                  *     }
                  */
                 "application/json": {
@@ -12825,8 +12696,7 @@ export interface operations {
                  * @example {
                  *       "line_ids": [
                  *         "497f6eca-6276-4993-bfeb-53cbbbba6f08"
-                 *       ],
-                 *       "note": "string"
+                 *       ]
                  *     }
                  */
                 "application/json": {
@@ -12915,10 +12785,7 @@ export interface operations {
                  * @example {
                  *       "line_ids": [
                  *         "497f6eca-6276-4993-bfeb-53cbbbba6f08"
-                 *       ],
-                 *       "tracking_number": "string",
-                 *       "carrier": "string",
-                 *       "note": "string"
+                 *       ]
                  *     }
                  */
                 "application/json": {
@@ -12996,11 +12863,11 @@ export interface operations {
     };
     getOrdersByOrderIDPickBatches: {
         parameters: {
-            query: {
+            query?: {
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path: {
@@ -13092,14 +12959,14 @@ export interface operations {
     };
     getCustomers: {
         parameters: {
-            query: {
+            query?: {
                 /** @description Substring of the account number or the name, case-insensitive. */
                 q?: string;
                 status?: "active" | "inactive";
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -13193,14 +13060,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "account_number": "string",
-                 *       "name": "string",
-                 *       "customer_type_code": "string",
-                 *       "region": "string",
-                 *       "address_line_1": "string",
-                 *       "address_line_2": "string",
-                 *       "city": "string",
-                 *       "state": "string",
-                 *       "zip_code": "string"
+                 *       "name": "string"
                  *     }
                  */
                 "application/json": {
@@ -13382,14 +13242,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "string",
-                 *       "customer_type_code": "string",
-                 *       "region": "string",
-                 *       "address_line_1": "string",
-                 *       "address_line_2": "string",
-                 *       "city": "string",
-                 *       "state": "string",
-                 *       "zip_code": "string"
+                 *       "name": "string"
                  *     }
                  */
                 "application/json": {
@@ -13478,13 +13331,13 @@ export interface operations {
     };
     getCustomersByIdDropShipLocations: {
         parameters: {
-            query: {
+            query?: {
                 /** @description 1 (or true) lists hidden records too. */
                 include_hidden?: "0" | "1" | "true" | "false";
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path: {
@@ -13587,17 +13440,11 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "string",
-                 *       "attention": "string",
-                 *       "address_line_1": "string",
-                 *       "address_line_2": "string",
-                 *       "city": "string",
-                 *       "state": "string",
-                 *       "zip_code": "string",
-                 *       "country": "string",
-                 *       "phone": "string",
-                 *       "email": "string",
-                 *       "notes": "string"
+                 *       "name": "Lakeside job site",
+                 *       "address_line_1": "200 Harbor Rd",
+                 *       "city": "Springfield",
+                 *       "state": "IL",
+                 *       "zip_code": "62701"
                  *     }
                  */
                 "application/json": {
@@ -13708,17 +13555,11 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "string",
-                 *       "attention": "string",
-                 *       "address_line_1": "string",
-                 *       "address_line_2": "string",
-                 *       "city": "string",
-                 *       "state": "string",
-                 *       "zip_code": "string",
-                 *       "country": "string",
-                 *       "phone": "string",
-                 *       "email": "string",
-                 *       "notes": "string"
+                 *       "name": "Lakeside job site",
+                 *       "address_line_1": "200 Harbor Rd",
+                 *       "city": "Springfield",
+                 *       "state": "IL",
+                 *       "zip_code": "62701"
                  *     }
                  */
                 "application/json": {
@@ -13905,13 +13746,13 @@ export interface operations {
     };
     getCustomersByIdThirdPartyPayers: {
         parameters: {
-            query: {
+            query?: {
                 /** @description 1 (or true) lists hidden records too. */
                 include_hidden?: "0" | "1" | "true" | "false";
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path: {
@@ -14013,16 +13854,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "string",
-                 *       "attention": "string",
-                 *       "address_line_1": "string",
-                 *       "address_line_2": "string",
-                 *       "city": "string",
-                 *       "state": "string",
-                 *       "zip_code": "string",
-                 *       "country": "string",
-                 *       "carrier_account": "string",
-                 *       "notes": "string"
+                 *       "name": "Northgate Hardware",
+                 *       "address_line_1": "9 Depot St",
+                 *       "city": "Peoria",
+                 *       "state": "IL",
+                 *       "zip_code": "61602",
+                 *       "carrier_account": "UPS-4471X"
                  *     }
                  */
                 "application/json": {
@@ -14131,16 +13968,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "string",
-                 *       "attention": "string",
-                 *       "address_line_1": "string",
-                 *       "address_line_2": "string",
-                 *       "city": "string",
-                 *       "state": "string",
-                 *       "zip_code": "string",
-                 *       "country": "string",
-                 *       "carrier_account": "string",
-                 *       "notes": "string"
+                 *       "name": "Northgate Hardware",
+                 *       "address_line_1": "9 Depot St",
+                 *       "city": "Peoria",
+                 *       "state": "IL",
+                 *       "zip_code": "61602",
+                 *       "carrier_account": "UPS-4471X"
                  *     }
                  */
                 "application/json": {
@@ -14324,11 +14157,11 @@ export interface operations {
     };
     getContactsByEntityTypeByEntityID: {
         parameters: {
-            query: {
+            query?: {
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path: {
@@ -14434,15 +14267,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "last_name": "string",
-                 *       "first_name": "string",
-                 *       "title": "string",
-                 *       "email": "ana@acme.example",
-                 *       "phone": "string",
-                 *       "mobile": "string",
-                 *       "notes": "string",
-                 *       "is_primary": false,
-                 *       "role": "string"
+                 *       "last_name": "string"
                  *     }
                  */
                 "application/json": {
@@ -14634,14 +14459,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "last_name": "string",
-                 *       "first_name": "string",
-                 *       "title": "string",
-                 *       "email": "ana@acme.example",
-                 *       "phone": "string",
-                 *       "mobile": "string",
-                 *       "notes": "string",
-                 *       "is_primary": true
+                 *       "last_name": "string"
                  *     }
                  */
                 "application/json": {
@@ -14954,7 +14772,7 @@ export interface operations {
     };
     getReceiving: {
         parameters: {
-            query: {
+            query?: {
                 status?: ("draft" | "verified" | "posted" | "voided")[];
                 manufacturer?: string;
                 /** @description received_date on or after (YYYY-MM-DD). */
@@ -14962,9 +14780,9 @@ export interface operations {
                 /** @description received_date on or before (YYYY-MM-DD), inclusive. */
                 to?: string;
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -15070,9 +14888,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "manufacturer_id": "cafecd41-5060-405f-a23d-b38c40f09e3f",
-                 *       "received_date": "2019-08-24",
-                 *       "notes": "string"
+                 *       "manufacturer_id": "cafecd41-5060-405f-a23d-b38c40f09e3f"
                  *     }
                  */
                 "application/json": {
@@ -15186,16 +15002,10 @@ export interface operations {
                 /**
                  * @example {
                  *       "manufacturer_id": "cafecd41-5060-405f-a23d-b38c40f09e3f",
-                 *       "received_date": "2019-08-24",
-                 *       "notes": "string",
                  *       "lines": [
                  *         {
                  *           "item_id": "4d8cd62e-a579-4dae-af8c-3172f96f8f7c",
-                 *           "qty_received": 1,
-                 *           "reference_number": "string",
-                 *           "reference_type": "purchase_order",
-                 *           "new_unit_cost": 0,
-                 *           "new_location_id": "8bffbbd8-e210-4e13-9881-83888e111d8a"
+                 *           "qty_received": 1
                  *         }
                  *       ]
                  *     }
@@ -15617,21 +15427,23 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "sheet_name": "string",
                  *       "header_row": 1,
                  *       "column_map": {
-                 *         "item": "string",
-                 *         "qty": "string",
-                 *         "ref": "string",
-                 *         "cost": "string",
-                 *         "uom": "string"
+                 *         "item": "Part number",
+                 *         "qty": "Qty"
                  *       }
                  *     }
                  */
                 "application/json": {
                     sheet_name?: string | null;
                     header_row: number;
-                    /** @description Canonical field -> header text. item (item number or alias) and qty are required. */
+                    /**
+                     * @description Canonical field -> header text. item (item number or alias) and qty are required.
+                     * @example {
+                     *       "item": "Part number",
+                     *       "qty": "Qty"
+                     *     }
+                     */
                     column_map: {
                         /** @description The column's header text in the file (matched ignoring case and surrounding spaces). */
                         item: string;
@@ -15993,11 +15805,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "item_id": "4d8cd62e-a579-4dae-af8c-3172f96f8f7c",
-                 *       "qty_received": 1,
-                 *       "reference_number": "string",
-                 *       "reference_type": "purchase_order",
-                 *       "new_unit_cost": 0,
-                 *       "new_location_id": "8bffbbd8-e210-4e13-9881-83888e111d8a"
+                 *       "qty_received": 1
                  *     }
                  */
                 "application/json": {
@@ -16193,10 +16001,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "qty_received": 1,
-                 *       "reference_number": "string",
-                 *       "new_unit_cost": 0,
-                 *       "new_location_id": "8bffbbd8-e210-4e13-9881-83888e111d8a"
+                 *       "qty_received": 1
                  *     }
                  */
                 "application/json": {
@@ -16523,8 +16328,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "qty_passed": 0,
-                 *       "qty_failed": 0,
-                 *       "inspection_notes": "string"
+                 *       "qty_failed": 0
                  *     }
                  */
                 "application/json": {
@@ -17575,12 +17379,12 @@ export interface operations {
     };
     getCycleCounts: {
         parameters: {
-            query: {
+            query?: {
                 status?: ("draft" | "in_progress" | "completed" | "cancelled")[];
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -17673,11 +17477,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "num_items": 10
-                 *     }
-                 */
+                /** @example {} */
                 "application/json": {
                     /**
                      * @description Items to sample (default 10).
@@ -18542,14 +18342,14 @@ export interface operations {
     };
     getPickBatches: {
         parameters: {
-            query: {
+            query?: {
                 status?: "in_progress" | "completed" | "packed" | "shipped" | "cancelled";
                 order?: string;
                 manufacturer?: string;
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -20611,12 +20411,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "tracking_number": "string",
-                 *       "carrier": "ups"
-                 *     }
-                 */
+                /** @example {} */
                 "application/json": {
                     /** @description At most 120 characters. */
                     tracking_number?: string;
@@ -21064,8 +20859,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "picked_up_by_name": "string",
-                 *       "notes": "string"
+                 *       "picked_up_by_name": "string"
                  *     }
                  */
                 "application/json": {
@@ -21461,7 +21255,7 @@ export interface operations {
     };
     getExceptions: {
         parameters: {
-            query: {
+            query?: {
                 kind?: "short_pick" | "mispick" | "quality";
                 status?: "open" | "reviewed" | "superseded";
                 /** @description 1: only exceptions whose block waits for the supply partner; 0: the others. */
@@ -21469,9 +21263,9 @@ export interface operations {
                 order?: string;
                 item?: string;
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -21749,8 +21543,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "disposition": "string",
-                 *       "note": "string"
+                 *       "disposition": "string"
                  *     }
                  */
                 "application/json": {
@@ -21916,11 +21709,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "note": "string"
-                 *     }
-                 */
+                /** @example {} */
                 "application/json": {
                     note?: string | null;
                 };
@@ -22237,8 +22026,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "disposition": "string",
-                 *       "note": "string"
+                 *       "disposition": "string"
                  *     }
                  */
                 "application/json": {
@@ -22404,11 +22192,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "note": "string"
-                 *     }
-                 */
+                /** @example {} */
                 "application/json": {
                     note?: string | null;
                 };
@@ -22725,8 +22509,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "disposition": "string",
-                 *       "note": "string"
+                 *       "disposition": "string"
                  *     }
                  */
                 "application/json": {
@@ -22892,11 +22675,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "note": "string"
-                 *     }
-                 */
+                /** @example {} */
                 "application/json": {
                     note?: string | null;
                 };
@@ -23049,13 +22828,13 @@ export interface operations {
     };
     getShipmentsEvents: {
         parameters: {
-            query: {
+            query?: {
                 /** @description Only events of this kind. */
                 kind?: "order.created" | "order.released" | "order.priority_changed" | "order.cancelled" | "order.shipped" | "order.billed" | "order.closed" | "order.direct_ship_notification_requested" | "order.direct_ship_notified" | "order.direct_shipped" | "pick_batch.started" | "pick_batch.packed" | "pick_batch.shipped" | "shipment.tracking_updated" | "exception.opened" | "exception.reviewed" | "receiving.posted" | "receiving.voided" | "inventory.adjusted" | "inventory.relocated" | "cycle_count.completed" | "webhook.ping";
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -23867,18 +23646,17 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "url": "string",
-                 *       "description": "string",
+                 *       "url": "https://erp.example.com/hooks/wms",
                  *       "event_kinds": [
                  *         "*"
-                 *       ],
-                 *       "is_active": true,
-                 *       "max_attempts": 1,
-                 *       "manufacturer_id": "cafecd41-5060-405f-a23d-b38c40f09e3f"
+                 *       ]
                  *     }
                  */
                 "application/json": {
-                    /** @description http(s); must not point at an internal address (422 invalid_webhook_url). */
+                    /**
+                     * @description http(s); must not point at an internal address (422 invalid_webhook_url).
+                     * @example https://erp.example.com/hooks/wms
+                     */
                     url: string;
                     description?: string | null;
                     /** @description Event kinds to receive; ["*"] for all. */
@@ -24104,19 +23882,12 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "url": "string",
-                 *       "description": "string",
-                 *       "event_kinds": [
-                 *         "*"
-                 *       ],
-                 *       "is_active": true,
-                 *       "max_attempts": 1
-                 *     }
-                 */
+                /** @example {} */
                 "application/json": {
-                    /** @description http(s); must not point at an internal address (422 invalid_webhook_url). */
+                    /**
+                     * @description http(s); must not point at an internal address (422 invalid_webhook_url).
+                     * @example https://erp.example.com/hooks/wms
+                     */
                     url?: string;
                     description?: string | null;
                     /** @description Event kinds to receive; ["*"] for all. */
@@ -24369,12 +24140,12 @@ export interface operations {
     };
     getWebhooksByIdDeliveries: {
         parameters: {
-            query: {
+            query?: {
                 status?: "pending" | "delivered" | "failed" | "dead";
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path: {
@@ -24639,9 +24410,9 @@ export interface operations {
                 entity_type: string;
                 entity_id: string;
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -24735,13 +24506,13 @@ export interface operations {
     };
     getReportsInventoryValuation: {
         parameters: {
-            query: {
+            query?: {
                 manufacturer?: string;
                 group_by?: "item" | "manufacturer";
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -24844,13 +24615,13 @@ export interface operations {
     };
     getReportsStockStatus: {
         parameters: {
-            query: {
+            query?: {
                 manufacturer?: string;
                 below_reorder?: "0" | "1";
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -24955,16 +24726,16 @@ export interface operations {
     };
     getReportsOrderFulfillment: {
         parameters: {
-            query: {
+            query?: {
                 /** @description First day (UTC), YYYY-MM-DD; default 29 days before `to`. */
                 from?: string;
                 /** @description Last day (UTC, inclusive), YYYY-MM-DD; default today. */
                 to?: string;
                 manufacturer?: string;
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -25089,16 +24860,16 @@ export interface operations {
     };
     getReportsReceiving: {
         parameters: {
-            query: {
+            query?: {
                 /** @description First day (UTC), YYYY-MM-DD; default 29 days before `to`. */
                 from?: string;
                 /** @description Last day (UTC, inclusive), YYYY-MM-DD; default today. */
                 to?: string;
                 manufacturer?: string;
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -25213,7 +24984,7 @@ export interface operations {
     };
     getReportsMovements: {
         parameters: {
-            query: {
+            query?: {
                 /** @description First day (UTC), YYYY-MM-DD; default 29 days before `to`. */
                 from?: string;
                 /** @description Last day (UTC, inclusive), YYYY-MM-DD; default today. */
@@ -25221,9 +24992,9 @@ export interface operations {
                 manufacturer?: string;
                 movement_type?: ("receipt" | "shipment" | "adjustment" | "transfer" | "return" | "cycle_count_correction")[];
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -25320,16 +25091,16 @@ export interface operations {
     };
     getReportsCycleCountAccuracy: {
         parameters: {
-            query: {
+            query?: {
                 /** @description First day (UTC), YYYY-MM-DD; default 29 days before `to`. */
                 from?: string;
                 /** @description Last day (UTC, inclusive), YYYY-MM-DD; default today. */
                 to?: string;
                 manufacturer?: string;
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -25432,16 +25203,16 @@ export interface operations {
     };
     getReportsExceptions: {
         parameters: {
-            query: {
+            query?: {
                 /** @description First day (UTC), YYYY-MM-DD; default 29 days before `to`. */
                 from?: string;
                 /** @description Last day (UTC, inclusive), YYYY-MM-DD; default today. */
                 to?: string;
                 manufacturer?: string;
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -25538,7 +25309,7 @@ export interface operations {
     };
     getReportsVelocity: {
         parameters: {
-            query: {
+            query?: {
                 /** @description First day (UTC), YYYY-MM-DD; default 29 days before `to`. */
                 from?: string;
                 /** @description Last day (UTC, inclusive), YYYY-MM-DD; default today. */
@@ -25546,9 +25317,9 @@ export interface operations {
                 manufacturer?: string;
                 bucket?: "fast" | "slow" | "dead";
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -25659,15 +25430,15 @@ export interface operations {
     };
     getManufacturersByIdStatement: {
         parameters: {
-            query: {
+            query?: {
                 /** @description First day (UTC), YYYY-MM-DD; default 29 days before `to`. */
                 from?: string;
                 /** @description Last day (UTC, inclusive), YYYY-MM-DD; default today. */
                 to?: string;
                 /** @description Page number, from 1. */
-                page: number;
+                page?: number;
                 /** @description Rows per page; above 100 reads as 100. */
-                per_page: number;
+                per_page?: number;
             };
             header?: never;
             path: {

@@ -83,6 +83,11 @@ function requireJsonAccepted(request: FastifyRequest, _reply: FastifyReply, done
   }
 }
 
+function varyByAccept(_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
+  reply.header('vary', 'Accept');
+  done(null, payload);
+}
+
 const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops;
 
 // The invite token in the path is a credential: it never reaches the log.
@@ -205,9 +210,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // A route without query parameters still refuses unknown ones (a typo must not be silently ignored).
     if (!route.schema?.hide && !route.schema?.querystring) route.schema = { ...route.schema, querystring: Closed({}) };
     if (!route.url.startsWith(API_PREFIX) || route.schema?.hide) return;
-    // Routes that answer only JSON refuse an Accept without it (406); the exports and files negotiate their own types.
+    // Routes that answer only JSON refuse an Accept without it (406); the exports and files negotiate their own types,
+    // and say that their answer depends on Accept (a shared cache must not give a CSV to a JSON client).
     if (!Object.values(route.schema?.response ?? {}).some((answer) => (answer as { content?: unknown }).content)) {
       route.preValidation = [...[route.preValidation ?? []].flat(), requireJsonAccepted] as typeof route.preValidation;
+    } else {
+      route.onSend = [...[route.onSend ?? []].flat(), varyByAccept] as typeof route.onSend;
     }
     // Every /api/v1 route is documented as needing the bearer key, with the permission it checks.
     const { permission, anyPermission, administers } = route.config ?? {};

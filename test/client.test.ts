@@ -62,6 +62,8 @@ test('a whole flow through the typed client: partner to shipment, and the webhoo
   const item = dataOf(await wms.POST('/api/v1/items', {
     body: { manufacturer_id: partner.data.id, item_number_display: 'CL-100', description: 'Typed hinge', selling_uom: 'EA' },
   }), 201).data.item;
+  // A list without its paging parameters: they have defaults, so the types let them out.
+  assert.equal(dataOf(await wms.GET('/api/v1/manufacturers'), 200).data.length, 1);
   const bin = dataOf(await wms.POST('/api/v1/locations', { body: { location_code: 'C-01-01' } }), 201).data;
   dataOf(await wms.POST('/api/v1/inventory/adjustments', { body: { item_id: item.id, quantity: 10, reason: 'opening count', location_id: bin.id } }), 201);
   const customer = dataOf(await wms.POST('/api/v1/customers', {

@@ -64,6 +64,8 @@ describe('the item list', () => {
     assert.equal(answer.status, 200, answer.text.slice(0, 300));
     assert.match(answer.type, /^text\/csv; charset=utf-8/);
     assert.match(String(answer.disposition), /attachment; filename="items.csv"/);
+    assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/items?per_page=1', headers: { authorization: `Bearer ${t.adminKey}` } })).headers.vary, 'Accept',
+      'a cache keeps the JSON and the CSV apart');
     const rows = csvRows(answer.text);
     assert.equal(rows.length, BULK + 1);
     const json = await call(t.app, 'GET', `/api/v1/items?manufacturer=${acme}&per_page=100`, { key: t.adminKey });
@@ -135,7 +137,11 @@ describe('reports', () => {
     assert.ok(json.body.meta.total_count > 10);
     const csv = await get(`/reports/stock-status?manufacturer=${acme}&per_page=10`, 'text/csv');
     assert.match(String(csv.disposition), /filename="stock-status.csv"/);
-    assert.equal(csvRows(csv.text).length, json.body.meta.total_count);
+    const rows = csvRows(csv.text);
+    assert.equal(rows.length, json.body.meta.total_count);
+    // Booleans as the JSON has them, not 1 and an empty cell.
+    assert.deepEqual([...new Set(rows.map((row) => row.below_reorder))].sort(), [...new Set(json.body.data.map((row: { below_reorder: boolean }) => String(row.below_reorder)))].sort());
+    assert.ok(rows.every((row) => row.below_reorder === 'true' || row.below_reorder === 'false'));
   });
 
   test('the consignor statement exports every item of the period, not the page', async () => {

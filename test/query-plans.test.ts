@@ -4,18 +4,12 @@
 // the benchmark and production run on the server.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createQueryId, sql, type KyselyPlugin, type RootOperationNode } from 'kysely';
+import { createQueryId, sql } from 'kysely';
+import { literal, pagedReads, plansOfRecorded, queryRecorder, relationsOf, seqScans } from '../bench/plan-check.ts';
 import { maintainPartitions } from '../src/db/partitions.ts';
 import { call, createItem, createManufacturer, freshDatabase, onPostgres, startApp, type TestApp } from './helpers.ts';
 
-const captured: RootOperationNode[] = [];
-const capture: KyselyPlugin = {
-  transformQuery: ({ node }) => {
-    captured.push(node);
-    return node;
-  },
-  transformResult: async ({ result }) => result,
-};
+const { plugin: capture, captured } = queryRecorder();
 
 let t: TestApp;
 let partner: string;
@@ -57,88 +51,18 @@ before(async () => {
 });
 after(() => t?.close());
 
-const BIG_TABLES = ['items', 'item_stock_state', 'item_aliases', 'inventory_movements', 'orders'];
-
-function literal(value: unknown): string {
-  if (value === null) return 'null';
-  if (value instanceof Date) return `'${value.toISOString()}'`;
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  if (Array.isArray(value)) return `'{${value.map((v) => `"${String(v)}"`).join(',')}}'`;
-  return `'${String(value).replace(/'/g, "''")}'`;
-}
-
-function seqScans(plan: unknown): string[] {
-  const found: string[] = [];
-  const walk = (node: Record<string, unknown>) => {
-    // A month of a partitioned table (inventory_movements_2026_05, inventory_movements_default) counts as the table.
-    const table = String(node['Relation Name']).replace(/_(\d{4}_\d{2}|default)$/, '');
-    if (node['Node Type'] === 'Seq Scan' && BIG_TABLES.includes(table)) found.push(node['Relation Name'] as string);
-    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
-  };
-  walk(plan as Record<string, unknown>);
-  return found;
-}
-
 /** The plans of the queries on the big tables that a GET of `url` ran, prepared and explained with the request's values. */
 async function plansOf(url: string): Promise<{ sql: string; plan: unknown }[]> {
   captured.length = 0;
   const answer = await call(t.app, 'GET', url, { key: t.adminKey });
   assert.equal(answer.status, 200, url);
-  const queries = captured.map((node) => t.db.getExecutor().compileQuery(node, createQueryId()))
-    .filter((q) => /^\s*\(?\s*(select|with)/i.test(q.sql) && BIG_TABLES.some((table) => q.sql.includes(`"${table}"`) || q.sql.includes(` ${table} `)));
-  assert.ok(queries.length > 0, `${url} ran a query on the big tables`);
-  const plans: { sql: string; plan: unknown }[] = [];
-  for (const query of queries) {
-    const plan = await t.db.connection().execute(async (connection) => {
-      await sql.raw(`prepare plan_probe as ${query.sql}`).execute(connection);
-      try {
-        const values = query.parameters.map(literal);
-        const result = await sql.raw<{ 'QUERY PLAN': [{ Plan: unknown }] }>(
-          `explain (format json) execute plan_probe${values.length ? `(${values.join(', ')})` : ''}`,
-        ).execute(connection);
-        return result.rows[0]!['QUERY PLAN'][0].Plan;
-      } finally {
-        await sql.raw('deallocate plan_probe').execute(connection);
-      }
-    });
-    plans.push({ sql: query.sql, plan });
-  }
+  const plans = await plansOfRecorded(t.db, captured);
+  assert.ok(plans.length > 0, `${url} ran a query on the big tables`);
   return plans;
 }
 
-/** Every relation a plan reads. */
-function relationsOf(plan: unknown): string[] {
-  const found: string[] = [];
-  const walk = (node: Record<string, unknown>) => {
-    if (typeof node['Relation Name'] === 'string') found.push(node['Relation Name']);
-    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
-  };
-  walk(plan as Record<string, unknown>);
-  return found;
-}
-
 test('no list, search or ledger query reads items, their stock state, aliases, movements or orders sequentially', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
-  const urls = [
-    '/api/v1/items', '/api/v1/items?sort=mfg_code', '/api/v1/items?sort=description', '/api/v1/items?sort=on_hand_desc',
-    '/api/v1/items?sort=on_hand_asc', '/api/v1/items?sort=available_asc', '/api/v1/items?sort=last_movement_desc',
-    '/api/v1/items?q=plan', '/api/v1/items?filter=oversold&sort=description', '/api/v1/items?filter=below_reorder&category=C1',
-    `/api/v1/items?filter=below_reorder&manufacturer=${partner}`, '/api/v1/items?movement=30d&sort=on_hand_asc',
-    '/api/v1/items?filter=negative&filter=oversold&filter=out_of_stock&filter=below_reorder&filter=missing_price',
-    // Not velocity: its buckets aggregate a year of shipments for every candidate item, and the planner rightly reads
-    // the catalogue whole for them (docs/decisions.md).
-    '/api/v1/items?filter=below_reorder', '/api/v1/items?movement=90d', '/api/v1/items?category=X&uom=EA&location=A',
-    `/api/v1/items?manufacturer=${partner}`, '/api/v1/items?status=discontinued',
-    // A stock sort with a filter only items answers: the count reads items alone. (A stock condition matching most
-    // items, such as movement=30d, with category joins the two, and PostgreSQL rightly reads the narrow stock state
-    // whole for it: docs/decisions.md.)
-    '/api/v1/items?sort=on_hand_desc&category=C1', '/api/v1/items?sort=available_asc&category=C1',
-    '/api/v1/items/search?q=PLAN-1', '/api/v1/items/search?q=PLA', '/api/v1/items/search?q=PALN-1',
-    `/api/v1/inventory/movements?manufacturer=${partner}`, '/api/v1/inventory/movements', '/api/v1/inventory/adjustments',
-    // The order book: by status (the open orders), partner, customer, priority, dates, age and order number.
-    '/api/v1/orders', '/api/v1/orders?status=open', '/api/v1/orders?status=shipped', `/api/v1/orders?manufacturer=${partner}`,
-    `/api/v1/orders?manufacturer=${partner}&status=released`, `/api/v1/orders?customer=${customer}`, '/api/v1/orders?priority=rush&status=open',
-    '/api/v1/orders?from=2026-01-01&to=2026-01-31', '/api/v1/orders?aged_hours=48', '/api/v1/orders?q=100123',
-  ];
+  const urls = pagedReads(partner, customer);
   const failures: string[] = [];
   for (const url of urls) {
     for (const { sql: text, plan } of await plansOf(url)) {

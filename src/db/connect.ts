@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Kysely, PostgresDialect, sql, type PostgresPool } from 'kysely';
 import pg from 'pg';
 import { isConnectionBroken, isDatabaseUnavailable } from './availability.ts';
+import { lockDataDir } from './data-dir-lock.ts';
 import { PGliteDialect } from './pglite-driver.ts';
 import { withRequestTransactions } from './request-transaction.ts';
 import type { Config } from '../config.ts';
@@ -279,9 +280,13 @@ function withPreparedStatements(pool: pg.Pool, named: boolean): PostgresPool {
 /** dataDir null keeps the database in memory (tests). */
 export async function connectPGlite(dataDir: string | null): Promise<Database> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const unlock = dataDir ? lockDataDir(dataDir) : () => {};
   const pglite = await PGlite.create(dataDir ?? undefined, {
     extensions: { pg_trgm },
     parsers: { [INT8]: toNumber, [NUMERIC]: toNumber, [DATE]: asIs },
+  }).catch((error: unknown) => {
+    unlock();
+    throw error;
   });
   const db = new Kysely<DB>({ dialect: withRequestTransactions(new PGliteDialect(pglite)) });
   return {
@@ -304,6 +309,7 @@ export async function connectPGlite(dataDir: string | null): Promise<Database> {
     close: async () => {
       await db.destroy();
       await pglite.close();
+      unlock();
     },
   };
 }

@@ -8,7 +8,7 @@ type Schema = Record<string, unknown>;
 interface Operation {
   operationId?: string;
   tags?: string[];
-  parameters?: { in: string }[];
+  parameters?: { in: string; required?: boolean; schema?: { default?: unknown } }[];
   requestBody?: { content?: Record<string, { schema?: Schema; example?: unknown }> };
   responses: Record<string, unknown>;
   security?: unknown[];
@@ -132,9 +132,14 @@ export function completeDocument(document: Document): Document {
       op.security ??= [];
       const errors = Object.keys(ERRORS).filter((status) => ERRORS[status]!.applies(op, method));
       op.responses = { ...op.responses, ...Object.fromEntries(errors.map((status) => [status, { $ref: `#/components/responses/${responseName(status)}` }])) };
+      // A parameter with a default (page, per_page, a list's status) may be left out: the service fills it in.
+      op.parameters = op.parameters?.map((parameter) => (parameter.schema?.default !== undefined ? { ...parameter, required: false } : parameter));
       const json = op.requestBody?.content?.['application/json'];
       if (json?.schema && json.example === undefined) {
-        op.requestBody = { ...op.requestBody, content: { ...op.requestBody!.content, 'application/json': { ...json, example: sample(json.schema, { skipReadOnly: true }) } } };
+        // Required fields only: optional ones often exclude each other (bill-to or a third-party payer; a warehouse
+        // and direct split), so the smallest valid request is the example a reader can send as it is.
+        const example = sample(json.schema, { skipReadOnly: true, skipNonRequired: true });
+        op.requestBody = { ...op.requestBody, content: { ...op.requestBody!.content, 'application/json': { ...json, example } } };
       }
     }
   }

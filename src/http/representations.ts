@@ -42,7 +42,8 @@ export function csvOf(rows: readonly Record<string, unknown>[], columns: readonl
     const value = row[column];
     if (value === null || value === undefined) return '';
     if (value instanceof Date) return value.toISOString();
-    const text = typeof value === 'object' ? JSON.stringify(value) : value;
+    // Booleans as the JSON writes them (csv-stringify would write true as 1 and false as an empty cell, like null).
+    const text = typeof value === 'object' ? JSON.stringify(value) : typeof value === 'boolean' ? String(value) : value;
     // A text cell a spreadsheet would run as a formula (a partner's description, a reason) is quoted with a leading '.
     return typeof text === 'string' && /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
   })), { header, columns: [...columns], bom: false });

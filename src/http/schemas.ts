@@ -6,7 +6,7 @@ export const Uuid = Type.String({ format: 'uuid' });
 export const Timestamp = Type.Unsafe<Date | string>({ type: 'string', format: 'date-time' });
 
 /** A request or response object that names every key it may carry (unknown keys are a 400 / a failed test). */
-export function Closed<P extends TProperties>(properties: P, options: { description?: string } = {}) {
+export function Closed<P extends TProperties>(properties: P, options: { description?: string; example?: Record<string, unknown> } = {}) {
   return Type.Object(properties, { additionalProperties: false, ...options });
 }
 

@@ -29,7 +29,10 @@ export const CreateUser = Closed({
   role: Type.Enum(ROLES),
   manufacturer_id: Type.Optional(Uuid),
   password: Type.Optional(Password),
-}, { description: 'consignor: manufacturer_id required, no password (the response carries invite_url). partner_portal: manufacturer_id and password. Other roles: password, no manufacturer_id.' });
+}, {
+  description: 'consignor: manufacturer_id required, no password (the response carries invite_url). partner_portal: manufacturer_id and password. Other roles: password, no manufacturer_id.',
+  example: { name: 'Carla Rivera', email: 'carla@acme.example', role: 'consignor', manufacturer_id: '0b6f3c1e-8d2a-4c5b-9f7e-1a2b3c4d5e6f' },
+});
 
 // PATCH semantics of the spec: an empty string (or null) clears a nullable field.
 const EmailOrEmpty = Type.String({ maxLength: 254, pattern: '^(|[^\\s@]+@[^\\s@]+\\.[^\\s@]+)$', description: 'An email address; empty clears it.', example: 'carla@acme.example' });

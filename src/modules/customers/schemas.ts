@@ -93,12 +93,18 @@ const ADDRESS_RULES = 'Rules (422, every failure in one semicolon-joined message
 export const DropShipLocationInput = Closed({
   name: RuleChecked, attention: RuleChecked, address_line_1: RuleChecked, address_line_2: RuleChecked, city: RuleChecked,
   state: RuleChecked, zip_code: RuleChecked, country: RuleChecked, phone: RuleChecked, email: RuleChecked, notes: RuleChecked,
-}, { description: `Required on create: name, address_line_1, city, state, zip_code. email must be an e-mail address. ${ADDRESS_RULES}` });
+}, {
+  description: `Required on create: name, address_line_1, city, state, zip_code. email must be an e-mail address. ${ADDRESS_RULES}`,
+  example: { name: 'Lakeside job site', address_line_1: '200 Harbor Rd', city: 'Springfield', state: 'IL', zip_code: '62701' },
+});
 
 export const ThirdPartyPayerInput = Closed({
   name: RuleChecked, attention: RuleChecked, address_line_1: RuleChecked, address_line_2: RuleChecked, city: RuleChecked,
   state: RuleChecked, zip_code: RuleChecked, country: RuleChecked, carrier_account: RuleChecked, notes: RuleChecked,
-}, { description: `Required on create: name, address_line_1, city, state, zip_code, carrier_account. ${ADDRESS_RULES}` });
+}, {
+  description: `Required on create: name, address_line_1, city, state, zip_code, carrier_account. ${ADDRESS_RULES}`,
+  example: { name: 'Northgate Hardware', address_line_1: '9 Depot St', city: 'Peoria', state: 'IL', zip_code: '61602', carrier_account: 'UPS-4471X' },
+});
 
 export const DropShipLocationEnvelope = Closed({ drop_ship_location: DropShipLocation });
 export const ThirdPartyPayerEnvelope = Closed({ third_party_payer: ThirdPartyPayer });

@@ -29,7 +29,7 @@ export const Movement = Closed({
 
 export const CreateAdjustment = Closed({
   item_id: Uuid,
-  quantity: Type.Integer({ minimum: -1_000_000_000, maximum: 1_000_000_000, not: { enum: [0] }, description: 'Signed, non-zero.' }),
+  quantity: Type.Integer({ minimum: -1_000_000_000, maximum: 1_000_000_000, not: { enum: [0] }, description: 'Signed, non-zero.', example: 12 }),
   reason: Label(500),
   location_id: Type.Optional(Uuid),
 }, { description: 'location_id defaults to the item\'s primary bin.' });

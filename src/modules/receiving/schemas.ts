@@ -142,7 +142,7 @@ export const PutProfile = Closed({
   column_map: Closed({
     item: Header, qty: Header,
     ref: Type.Optional(Header), cost: Type.Optional(Header), uom: Type.Optional(Header),
-  }, { description: 'Canonical field -> header text. item (item number or alias) and qty are required.' }),
+  }, { description: 'Canonical field -> header text. item (item number or alias) and qty are required.', example: { item: 'Part number', qty: 'Qty' } }),
 });
 
 export const DEFAULT_PER_PAGE = 50;

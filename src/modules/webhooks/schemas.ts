@@ -7,7 +7,7 @@ export const DEFAULT_PER_PAGE = 50;
 const Kinds = Type.Array(Type.Union([Type.Literal('*'), Type.Enum(EVENT_KINDS)]), {
   minItems: 1, maxItems: EVENT_KINDS.length + 1, uniqueItems: true, description: 'Event kinds to receive; ["*"] for all.',
 });
-const Url = Type.String({ minLength: 1, maxLength: 2000, description: 'http(s); must not point at an internal address (422 invalid_webhook_url).' });
+const Url = Type.String({ minLength: 1, maxLength: 2000, description: 'http(s); must not point at an internal address (422 invalid_webhook_url).', example: 'https://erp.example.com/hooks/wms' });
 const MaxAttempts = Type.Integer({ minimum: 1, maximum: 20, description: 'Attempts before a delivery is dead-lettered (default 8).' });
 
 export const Subscription = Closed({

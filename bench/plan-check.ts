@@ -1,0 +1,97 @@
+// Query plans of what a GET runs: shared by test/query-plans.test.ts (20,000 items, in CI) and the bench's `plans`
+// section (the large data set: 1,000,000 items, 10,000,000 movements, 1,000,000 orders).
+import { createQueryId, sql, type Kysely, type KyselyPlugin, type RootOperationNode } from 'kysely';
+import type { DB } from '../src/db/schema.ts';
+
+export const BIG_TABLES = ['items', 'item_stock_state', 'item_aliases', 'inventory_movements', 'orders'];
+
+/** Records every query a database handle runs, for plansOf. */
+export function queryRecorder() {
+  const captured: RootOperationNode[] = [];
+  const plugin: KyselyPlugin = {
+    transformQuery: ({ node }) => {
+      captured.push(node);
+      return node;
+    },
+    transformResult: async ({ result }) => result,
+  };
+  return { plugin, captured };
+}
+
+export function literal(value: unknown): string {
+  if (value === null) return 'null';
+  if (value instanceof Date) return `'${value.toISOString()}'`;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value)) return `'{${value.map((v) => `"${String(v)}"`).join(',')}}'`;
+  return `'${String(value).replace(/'/g, "''")}'`;
+}
+
+export function seqScans(plan: unknown): string[] {
+  const found: string[] = [];
+  const walk = (node: Record<string, unknown>) => {
+    // A month of a partitioned table (inventory_movements_2026_05, inventory_movements_default) counts as the table.
+    const table = String(node['Relation Name']).replace(/_(\d{4}_\d{2}|default)$/, '');
+    if (node['Node Type'] === 'Seq Scan' && BIG_TABLES.includes(table)) found.push(node['Relation Name'] as string);
+    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+  };
+  walk(plan as Record<string, unknown>);
+  return found;
+}
+
+/** Every relation a plan reads. */
+export function relationsOf(plan: unknown): string[] {
+  const found: string[] = [];
+  const walk = (node: Record<string, unknown>) => {
+    if (typeof node['Relation Name'] === 'string') found.push(node['Relation Name']);
+    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+  };
+  walk(plan as Record<string, unknown>);
+  return found;
+}
+
+/** The plans of the recorded queries on the big tables, each prepared and explained with the values it ran with. */
+export async function plansOfRecorded(db: Kysely<DB>, nodes: readonly RootOperationNode[]): Promise<{ sql: string; plan: unknown }[]> {
+  const queries = nodes.map((node) => db.getExecutor().compileQuery(node, createQueryId()))
+    .filter((q) => /^\s*\(?\s*(select|with)/i.test(q.sql) && BIG_TABLES.some((table) => q.sql.includes(`"${table}"`) || q.sql.includes(` ${table} `)));
+  const plans: { sql: string; plan: unknown }[] = [];
+  for (const query of queries) {
+    const plan = await db.connection().execute(async (connection) => {
+      await sql.raw(`prepare plan_probe as ${query.sql}`).execute(connection);
+      try {
+        const values = query.parameters.map(literal);
+        const result = await sql.raw<{ 'QUERY PLAN': [{ Plan: unknown }] }>(
+          `explain (format json) execute plan_probe${values.length ? `(${values.join(', ')})` : ''}`,
+        ).execute(connection);
+        return result.rows[0]!['QUERY PLAN'][0].Plan;
+      } finally {
+        await sql.raw('deallocate plan_probe').execute(connection);
+      }
+    });
+    plans.push({ sql: query.sql, plan });
+  }
+  return plans;
+}
+
+/**
+ * The lists, filters, searches and ledgers whose plans must read the page (an index), never a big table whole.
+ * Not velocity: its buckets aggregate a year of shipments for every candidate item, and the planner rightly reads the
+ * catalogue whole for them (docs/decisions.md). Not a stock condition matching most items together with a filter only
+ * items holds (movement=30d&category=…): PostgreSQL rightly reads the narrow stock state whole for it.
+ */
+export function pagedReads(partner: string, customer: string): string[] {
+  return [
+    '/api/v1/items', '/api/v1/items?sort=mfg_code', '/api/v1/items?sort=description', '/api/v1/items?sort=on_hand_desc',
+    '/api/v1/items?sort=on_hand_asc', '/api/v1/items?sort=available_asc', '/api/v1/items?sort=last_movement_desc',
+    '/api/v1/items?q=plan', '/api/v1/items?filter=oversold&sort=description', '/api/v1/items?filter=below_reorder&category=C1',
+    `/api/v1/items?filter=below_reorder&manufacturer=${partner}`, '/api/v1/items?movement=30d&sort=on_hand_asc',
+    '/api/v1/items?filter=negative&filter=oversold&filter=out_of_stock&filter=below_reorder&filter=missing_price',
+    '/api/v1/items?filter=below_reorder', '/api/v1/items?movement=90d', '/api/v1/items?category=X&uom=EA&location=A',
+    `/api/v1/items?manufacturer=${partner}`, '/api/v1/items?status=discontinued',
+    '/api/v1/items?sort=on_hand_desc&category=C1', '/api/v1/items?sort=available_asc&category=C1',
+    '/api/v1/items/search?q=PLAN-1', '/api/v1/items/search?q=PLA', '/api/v1/items/search?q=PALN-1',
+    `/api/v1/inventory/movements?manufacturer=${partner}`, '/api/v1/inventory/movements', '/api/v1/inventory/adjustments',
+    '/api/v1/orders', '/api/v1/orders?status=open', '/api/v1/orders?status=shipped', `/api/v1/orders?manufacturer=${partner}`,
+    `/api/v1/orders?manufacturer=${partner}&status=released`, `/api/v1/orders?customer=${customer}`, '/api/v1/orders?priority=rush&status=open',
+    '/api/v1/orders?from=2026-01-01&to=2026-01-31', '/api/v1/orders?aged_hours=48', '/api/v1/orders?q=100123',
+  ];
+}
