@@ -3300,6 +3300,8 @@ export interface components {
         /** @description Too many requests for the key (or failed keys from the address); `Retry-After` tells when to try again. Codes: `rate_limited`. */
         Error429: {
             headers: {
+                /** @description Seconds to wait before sending the request again. */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -3323,6 +3325,8 @@ export interface components {
         /** @description The database is unreachable or the service is starting or stopping; `Retry-After` tells when to try again. Codes: `unavailable`. */
         Error503: {
             headers: {
+                /** @description Seconds to wait before sending the request again. */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {

@@ -137,6 +137,7 @@ test('every operation has a unique operationId, a summary, a described area and 
   for (const [name, response] of Object.entries<any>(doc.components.responses)) {
     assert.match(response.description, /Codes: `[a-z_]+`/, `${name} names its codes`);
   }
+  for (const name of ['Error429', 'Error503']) assert.ok(doc.components.responses[name].headers['Retry-After'], `${name} declares Retry-After`);
   assert.equal(doc.paths['/api/v1/pick-batches/{id}/ship'].post.operationId, 'postPickBatchesByIdShip');
   assert.deepEqual(doc.paths['/invites/{token}/accept'].post.security, [], 'the invite is accepted without a key');
   // A parameter with a default may be left out; the examples carry only what is required, so they are sendable as they are.

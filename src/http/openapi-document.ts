@@ -99,6 +99,9 @@ const ERRORS: Record<string, { description: string; codes: string[]; applies: (o
   },
 };
 
+/** Answers that tell the client when to try again. */
+const RETRY_AFTER = new Set(['429', '503']);
+
 const ERROR_ENVELOPE = {
   type: 'object',
   required: ['error'],
@@ -145,6 +148,7 @@ export function completeDocument(document: Document): Document {
   }
   const responses = Object.fromEntries(Object.entries(ERRORS).map(([status, error]) => [responseName(status), {
     description: `${error.description} Codes: ${error.codes.map((code) => `\`${code}\``).join(', ')}.`,
+    ...(RETRY_AFTER.has(status) ? { headers: { 'Retry-After': { description: 'Seconds to wait before sending the request again.', schema: { type: 'integer' } } } } : {}),
     content: { 'application/json': { schema: ERROR_ENVELOPE, example: { error: { code: error.codes[0], message: error.description } } } },
   }]));
   return {
