@@ -45,7 +45,7 @@ describe('the directory store', () => {
 describe('storeDocument', () => {
   let d: DocumentsApp;
   let store: DocumentStore;
-  let author: { userId: string; apiKeyId: string | null };
+  let author: { userId: string; userName: string; apiKeyId: string | null };
   const generated = (): NewDocument => ({
     entityType: 'order', entityId: d.records.order, manufacturerId: d.records.partner, fileName: 'packing-list.pdf',
     fileType: 'application/pdf', bytes: Buffer.from('%PDF-1.7 generated'), description: 'Packing list', tags: ['packing_list'],
@@ -56,7 +56,7 @@ describe('storeDocument', () => {
     d = await startDocumentsApp();
     store = directoryStore(d.dir);
     const me = (await call(d.t.app, 'GET', '/api/v1/me', { key: d.t.adminKey })).body.data;
-    author = { userId: me.user.id, apiKeyId: me.key.id };
+    author = { userId: me.user.id, userName: me.user.name, apiKeyId: me.key.id };
   });
   after(() => d.close());
 
@@ -66,8 +66,11 @@ describe('storeDocument', () => {
     assert.deepEqual(document.tags, ['packing_list']);
     assert.equal(readFileSync(join(d.dir, document.storage_key)).toString(), '%PDF-1.7 generated');
     assert.equal((await rowsOf(document.storage_key)).length, 1);
-    const history = await d.t.db.selectFrom('history').select(['action', 'api_key_id']).where('entity_id', '=', document.id).execute();
-    assert.deepEqual(history, [{ action: 'created', api_key_id: author.apiKeyId }]);
+    const history = await d.t.db.selectFrom('history').select(['action', 'api_key_id', 'after']).where('entity_id', '=', document.id).execute();
+    assert.deepEqual(history, [{ action: 'created', api_key_id: author.apiKeyId, after: JSON.parse(JSON.stringify(document)) }]);
+    // The row as written is the document the history keeps (its times included).
+    const [row] = await rowsOf(document.storage_key);
+    assert.equal(new Date(row!.created_at).toISOString(), new Date(document.created_at).toISOString());
     const order = await call(d.t.app, 'GET', `/api/v1/orders/${d.records.order}?include=documents`, { key: d.t.adminKey });
     assert.equal(order.body.data.documents.packing_list.id, document.id);
   });
@@ -75,7 +78,7 @@ describe('storeDocument', () => {
   test('an insert that fails removes the file it had written', async () => {
     const before = storedFiles(d.dir);
     await assert.rejects(inTransaction(d.t.db, (tx) =>
-      storeDocument(tx, store, { userId: '00000000-0000-4000-8000-000000000000', apiKeyId: null }, generated())));
+      storeDocument(tx, store, { userId: '00000000-0000-4000-8000-000000000000', userName: 'nobody', apiKeyId: null }, generated())));
     assert.deepEqual(storedFiles(d.dir), before);
   });
 

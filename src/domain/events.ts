@@ -36,15 +36,21 @@ export function emit(tx: Transaction<DB>, kind: EventKind, data: Record<string, 
 
 /**
  * The audit row of a change and the event announcing it, in one statement: one round trip instead of two on the
- * busiest paths (the floor's). The event belongs to the history entry's partner.
+ * busiest paths (the floor's). The event belongs to the history entry's partner. `more` writes other rows in the same
+ * statement: more audit entries, and `writes`, WITH clauses (`name as (insert ...)`, comma separated) of the change
+ * itself. They all see the database as the statement began, so none may depend on another's effect.
  */
-export function recordAndEmit(tx: Transaction<DB>, author: Author, entry: HistoryEntry, kind: EventKind, data: Record<string, unknown>): Promise<OutboxEvent> {
-  return writeEvent(tx, kind, data, entry.manufacturerId ?? null, historyInsert(author, [entry]));
+export function recordAndEmit(
+  tx: Transaction<DB>, author: Author, entry: HistoryEntry, kind: EventKind, data: Record<string, unknown>,
+  more: { entries?: HistoryEntry[]; writes?: RawBuilder<unknown> } = {},
+): Promise<OutboxEvent> {
+  const history = sql`also as (${historyInsert(author, [...(more.entries ?? []), entry])})`;
+  return writeEvent(tx, kind, data, entry.manufacturerId ?? null, more.writes ? sql`${more.writes}, ${history}` : history);
 }
 
-async function writeEvent(tx: Transaction<DB>, kind: EventKind, data: Record<string, unknown>, manufacturerId: string | null, alsoWrite: RawBuilder<unknown> | null) {
+async function writeEvent(tx: Transaction<DB>, kind: EventKind, data: Record<string, unknown>, manufacturerId: string | null, writes: RawBuilder<unknown> | null) {
   const written = await sql<OutboxEvent>`
-    with ${alsoWrite ? sql`also as (${alsoWrite}), ` : sql``}event as (
+    with ${writes ? sql`${writes}, ` : sql``}event as (
       insert into outbox_events (kind, manufacturer_id, data) values (${kind}, ${manufacturerId}, ${JSON.stringify(data)})
       returning id, seq, kind, occurred_at, manufacturer_id, data
     ), inbox as (

@@ -9,7 +9,7 @@ import type { MovementType } from '../db/column-types.ts';
 import type { DB, InventoryMovementsTable } from '../db/schema.ts';
 import { ApiError, invalidRequest, notFound } from './errors.ts';
 import { emit } from './events.ts';
-import { recordHistories, recordHistory, type Author } from './history.ts';
+import { historyInsert, recordHistory, type Author } from './history.ts';
 
 export interface StockAuthor extends Author {
   userName: string;
@@ -146,19 +146,6 @@ async function writeMovements(tx: Transaction<DB>, author: StockAuthor, changes:
     totals.set(change.itemId, total);
   }
   const ids = [...totals.keys()];
-  const updated = await sql<{ id: string; qty_on_hand: number; qty_committed: number }>`
-    update items i set qty_on_hand = i.qty_on_hand + c.quantity, qty_committed = i.qty_committed - c.released,
-      date_last_movement = now(), updated_at = now()
-    from unnest(${ids}::uuid[], ${ids.map((id) => totals.get(id)!.quantity)}::int[], ${ids.map((id) => totals.get(id)!.released)}::int[])
-      as c(id, quantity, released)
-    where i.id = c.id
-    returning i.id, i.qty_on_hand, i.qty_committed`.execute(tx);
-  for (const after of updated.rows) {
-    if (!changes.some((change) => change.itemId === after.id && change.keepCommitted && change.quantity < 0)) continue;
-    if (after.qty_on_hand >= after.qty_committed) continue;
-    const item = items.get(after.id)!;
-    throw new ApiError(422, 'insufficient_stock', `${item.item_number_display}: ${after.qty_committed} units are committed to orders; only ${Math.max(0, item.qty_on_hand - after.qty_committed)} can be taken away`);
-  }
   const rows = changes.map((change, index) => {
     const id = randomUUID();
     return {
@@ -178,23 +165,40 @@ async function writeMovements(tx: Transaction<DB>, author: StockAuthor, changes:
       api_key_id: author.apiKeyId,
     };
   });
-  const inserted = await sql<MovementRow>`
-    insert into inventory_movements (id, item_id, manufacturer_id, location_id, movement_type, quantity, balance_after, reason,
-      reference_type, reference_id, cycle_count_batch_id, performed_by, performed_by_name, api_key_id)
-    select id, item_id, manufacturer_id, location_id, movement_type, quantity, balance_after, reason,
-      reference_type, reference_id, cycle_count_batch_id, performed_by, performed_by_name, api_key_id
-    from json_populate_recordset(null::inventory_movements, ${JSON.stringify(rows)})
-    returning *`.execute(tx);
-  const byId = new Map(inserted.rows.map((movement) => [movement.id, movement]));
+  // On-hand, the ledger rows and their history rows in one statement: each part is computed here from the locked
+  // items, so none depends on another's effect. A refusal below rolls the whole transaction back with them.
+  const { rows: written } = await sql<MovementRow & { updated_items: { id: string; qty_on_hand: number; qty_committed: number }[] }>`
+    with updated as (
+      update items i set qty_on_hand = i.qty_on_hand + c.quantity, qty_committed = i.qty_committed - c.released,
+        date_last_movement = now(), updated_at = now()
+      from unnest(${ids}::uuid[], ${ids.map((id) => totals.get(id)!.quantity)}::int[], ${ids.map((id) => totals.get(id)!.released)}::int[])
+        as c(id, quantity, released)
+      where i.id = c.id
+      returning i.id, i.qty_on_hand, i.qty_committed
+    ), inserted as (
+      insert into inventory_movements (id, item_id, manufacturer_id, location_id, movement_type, quantity, balance_after, reason,
+        reference_type, reference_id, cycle_count_batch_id, performed_by, performed_by_name, api_key_id)
+      select id, item_id, manufacturer_id, location_id, movement_type, quantity, balance_after, reason,
+        reference_type, reference_id, cycle_count_batch_id, performed_by, performed_by_name, api_key_id
+      from json_populate_recordset(null::inventory_movements, ${JSON.stringify(rows)})
+      returning *
+    ), history as (${historyInsert(author, rows.map((row, index) => ({
+      entityType: 'item',
+      entityId: row.item_id,
+      action: row.movement_type,
+      manufacturerId: row.manufacturer_id,
+      before: { qty_on_hand: balances[index]!.before },
+      after: { qty_on_hand: row.balance_after, movement_id: row.id, location_id: row.location_id, quantity: row.quantity },
+    })))})
+    select inserted.*, (select json_agg(updated) from updated) as updated_items from inserted`.execute(tx);
+  for (const after of written[0]!.updated_items) {
+    if (!changes.some((change) => change.itemId === after.id && change.keepCommitted && change.quantity < 0)) continue;
+    if (after.qty_on_hand >= after.qty_committed) continue;
+    const item = items.get(after.id)!;
+    throw new ApiError(422, 'insufficient_stock', `${item.item_number_display}: ${after.qty_committed} units are committed to orders; only ${Math.max(0, item.qty_on_hand - after.qty_committed)} can be taken away`);
+  }
+  const byId = new Map(written.map(({ updated_items: _, ...movement }) => [movement.id, movement]));
   const movements = rows.map((row) => byId.get(row.id)!);
-  await recordHistories(tx, author, movements.map((movement, index) => ({
-    entityType: 'item',
-    entityId: movement.item_id,
-    action: movement.movement_type,
-    manufacturerId: movement.manufacturer_id,
-    before: { qty_on_hand: balances[index]!.before },
-    after: { qty_on_hand: movement.balance_after, movement_id: movement.id, location_id: movement.location_id, quantity: movement.quantity },
-  })));
   return movements;
 }
 

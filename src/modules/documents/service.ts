@@ -1,10 +1,10 @@
 // Documents: files filed under an order, a pick batch, an exception or another record. The bytes go to the document
 // store, the metadata to the documents table, and every stored document leaves a history row in the same transaction.
 import { randomUUID } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
-import { recordHistory } from '../../domain/history.ts';
+import { historyInsert, type HistoryEntry } from '../../domain/history.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { notFound } from '../../domain/errors.ts';
 import { lockEntityForFiling, requireReadable, type DocumentEntityType } from './entities.ts';
@@ -28,9 +28,10 @@ export interface NewDocument {
   tags?: string[] | null;
 }
 
-/** Who stores it: the uploader (uploaded_by) and the key used, for the history row. */
+/** Who stores it: the uploader (uploaded_by, and the name the document shows) and the key used, for the history row. */
 export interface DocumentAuthor {
   userId: string;
+  userName: string;
   apiKeyId: string | null;
 }
 
@@ -38,41 +39,46 @@ export interface DocumentAuthor {
 const filesOfTransaction = new WeakMap<Transaction<DB>, string[]>();
 
 /**
- * Stores a document inside the caller's transaction: the file first, then its row and history row. A failed insert
- * removes the file again; a transaction that fails after this returned leaves its file behind unless it was opened
- * with inTransactionWithDocuments.
+ * A new document's file, put in the store inside the caller's transaction (a transaction opened with
+ * inTransactionWithDocuments removes it again if it fails), and what writes its row: `insert` for a WITH clause of the
+ * caller's statement, `history` the audit entry to write with it, `document` the row as the API shows it.
  */
-export async function storeDocument(tx: Transaction<DB>, store: DocumentStore, author: DocumentAuthor, input: NewDocument): Promise<Document> {
+export async function putDocument(tx: Transaction<DB>, store: DocumentStore, author: DocumentAuthor, input: NewDocument) {
   const id = randomUUID();
   const storageKey = storageKeyOf(id);
   await store.put(storageKey, input.bytes);
+  filesOfTransaction.get(tx)?.push(storageKey);
+  // The times are given, not defaulted, so the document the history row keeps is the row as written.
+  const at = new Date();
+  const row = {
+    id, entity_type: input.entityType, entity_id: input.entityId, manufacturer_id: input.manufacturerId, file_name: input.fileName,
+    file_type: input.fileType, storage_key: storageKey, file_size: input.bytes.byteLength, description: input.description ?? null,
+    tags: input.tags?.length ? input.tags : null, uploaded_by: author.userId, uploaded_at: at, created_at: at, updated_at: at,
+  };
+  const document = serializeDocument({ ...row, uploaded_by_name: author.userName });
+  return {
+    document,
+    insert: sql`insert into documents (id, entity_type, entity_id, manufacturer_id, file_name, file_type, storage_key, file_size,
+      description, tags, uploaded_by, uploaded_at, created_at, updated_at)
+      select id, entity_type, entity_id, manufacturer_id, file_name, file_type, storage_key, file_size, description, tags, uploaded_by,
+        uploaded_at, created_at, updated_at
+      from json_populate_record(null::documents, ${JSON.stringify(row)})`,
+    history: { entityType: 'document', entityId: id, action: 'created', manufacturerId: input.manufacturerId, after: document } satisfies HistoryEntry,
+  };
+}
+
+/**
+ * Stores a document inside the caller's transaction: the file first, then its row and history row in one statement. A
+ * failed insert removes the file again; a transaction that fails after this returned leaves its file behind unless it
+ * was opened with inTransactionWithDocuments.
+ */
+export async function storeDocument(tx: Transaction<DB>, store: DocumentStore, author: DocumentAuthor, input: NewDocument): Promise<Document> {
+  const { document, insert, history } = await putDocument(tx, store, author, input);
   try {
-    const row = await tx
-      .insertInto('documents')
-      .values({
-        id,
-        entity_type: input.entityType,
-        entity_id: input.entityId,
-        manufacturer_id: input.manufacturerId,
-        file_name: input.fileName,
-        file_type: input.fileType,
-        storage_key: storageKey,
-        file_size: input.bytes.byteLength,
-        description: input.description ?? null,
-        tags: input.tags?.length ? input.tags : null,
-        uploaded_by: author.userId,
-      })
-      .returningAll()
-      .returning((eb) => eb.selectFrom('users').select('users.name').whereRef('users.id', '=', 'documents.uploaded_by').as('uploaded_by_name'))
-      .executeTakeFirstOrThrow();
-    const document = serializeDocument(row);
-    await recordHistory(tx, author, {
-      entityType: 'document', entityId: id, action: 'created', manufacturerId: input.manufacturerId, after: document,
-    });
-    filesOfTransaction.get(tx)?.push(storageKey);
+    await sql`with document as (${insert}) ${historyInsert(author, [history])}`.execute(tx);
     return document;
   } catch (error) {
-    await store.delete(storageKey).catch(() => {});
+    await store.delete(document.storage_key).catch(() => {});
     throw error;
   }
 }

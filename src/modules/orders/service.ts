@@ -317,10 +317,22 @@ export function readOrderDetail(tx: Transaction<DB>, actor: Actor, id: string): 
  * Locks an order that a batch is about to ship from (the key's partner scope applies when an actor is given): it must
  * be released or partial and have no open block (422 invalid_status naming it).
  */
-export async function lockOrderForShipping(tx: Transaction<DB>, id: string, actor?: Actor): Promise<OrderRow> {
-  const order = actor ? await lockOrder(tx, actor, id) : await tx.selectFrom('orders').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
+export async function lockOrderForShipping(tx: Transaction<DB>, id: string, actor: Actor): Promise<OrderRow> {
+  await lockOrder(tx, actor, id);
+  return shippableOrder(tx, id);
+}
+
+/**
+ * An order the caller has locked, that stock may ship from: released or partial, with no open block (422 otherwise).
+ * One statement; it must follow the lock, so that it sees a block opened while the lock was waited for.
+ */
+export async function shippableOrder(tx: Transaction<DB>, id: string): Promise<OrderRow> {
+  const { rows: [row] } = await sql<OrderRow & { open_block: { id: string; kind: string } | null }>`
+    select o.*, (select json_build_object('id', b.id, 'kind', b.kind) from order_blocks b
+      where b.order_id = o.id and b.status = 'open' order by b.created_at limit 1) as open_block
+    from orders o where o.id = ${id}`.execute(tx);
+  const { open_block: block, ...order } = row!;
   assertStatus(order, ['released', 'partial'], 'ship from');
-  const block = await tx.selectFrom('order_blocks').select(['id', 'kind']).where('order_id', '=', id).where('status', '=', 'open').orderBy('created_at').executeTakeFirst();
   if (block) throw invalidStatus(`the order has an open ${block.kind} block (${block.id}); review its exception first`);
   return order;
 }

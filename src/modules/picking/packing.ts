@@ -1,6 +1,6 @@
 // Packing: completed -> packed once every line with units picked is verified, with the packing list PDF filed under
 // the order in the same transaction.
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { invalidStatus } from '../../domain/errors.ts';
 import type { DB } from '../../db/schema.ts';
@@ -8,11 +8,14 @@ import { recordAndEmit } from '../../domain/events.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { ModuleDeps } from '../../http/types.ts';
 import { renderPackingList } from '../documents/packing-list.ts';
-import { inTransactionWithDocuments, storeDocument } from '../documents/service.ts';
-import { linesOf, lockBatch, type BatchRow } from './queries.ts';
+import { inTransactionWithDocuments, putDocument } from '../documents/service.ts';
+import { lockBatch, type BatchRow } from './queries.ts';
 import { batchEvent, readSession, requireBatchStatus } from './service.ts';
 
-/** What the packing list shows: the order's header, ship-to and carrier, and the batch's packed lines. */
+/**
+ * What the packing list shows: the order's header, ship-to and carrier, and the batch's packed lines (those with units
+ * picked), with whether each was verified.
+ */
 async function packingListOf(tx: Transaction<DB>, batch: BatchRow, packedAt: Date, packedByName: string) {
   const order = await tx.selectFrom('orders as o').innerJoin('customers as c', 'c.id', 'o.customer_id')
     .leftJoin('ship_via as sv', 'sv.id', 'o.ship_via_id')
@@ -21,7 +24,7 @@ async function packingListOf(tx: Transaction<DB>, batch: BatchRow, packedAt: Dat
       'o.ship_to_address_2', 'o.ship_to_city', 'o.ship_to_state', 'o.ship_to_zip', 'sv.code as ship_via_code', 'sv.description as ship_via_description',
       'o.ship_via_other',
       jsonArrayFrom(eb.selectFrom('pick_batch_lines as l').innerJoin('order_lines as ol', 'ol.id', 'l.order_line_id')
-        .select(['ol.line_number', 'ol.item_number_display', 'ol.item_description', 'ol.unit_of_measure', 'ol.qty_ordered', 'l.qty_picked'])
+        .select(['ol.line_number', 'ol.item_number_display', 'ol.item_description', 'ol.unit_of_measure', 'ol.qty_ordered', 'l.qty_picked', 'l.pack_verified_at'])
         .where('l.pick_batch_id', '=', batch.id).where('l.qty_picked', '>', 0).orderBy('ol.line_number')).as('lines'),
     ])
     .where('o.id', '=', batch.order_id).executeTakeFirstOrThrow();
@@ -40,7 +43,7 @@ async function packingListOf(tx: Transaction<DB>, batch: BatchRow, packedAt: Dat
     packed_at: packedAt,
     lines: order.lines.map((line) => ({
       line_number: line.line_number, item_number_display: line.item_number_display, description: line.item_description,
-      unit_of_measure: line.unit_of_measure, qty_ordered: line.qty_ordered, qty_packed: line.qty_picked,
+      unit_of_measure: line.unit_of_measure, qty_ordered: line.qty_ordered, qty_packed: line.qty_picked, verified: line.pack_verified_at !== null,
     })),
   };
 }
@@ -50,23 +53,26 @@ export async function packBatch(deps: ModuleDeps, actor: Actor, batchId: string)
   return inTransactionWithDocuments(deps.db, deps.documents, async (tx) => {
     const batch = await lockBatch(tx, actor, batchId);
     requireBatchStatus(batch, ['completed'], 'pack');
-    const picked = (await linesOf(tx, batchId)).filter((line) => line.qty_picked > 0);
-    if (picked.length === 0) throw invalidStatus('nothing was picked on this batch; cancel it instead of packing');
-    const unverified = picked.filter((line) => !line.pack_verified_at);
-    if (unverified.length) throw invalidStatus(`${unverified.length} picked line(s) not verified yet: verify each before packing`);
     const packedAt = new Date();
-    await tx.updateTable('pick_batches').set({ status: 'packed', packed_at: packedAt, packed_by: actor.userId, updated_at: packedAt }).where('id', '=', batchId).execute();
     const list = await packingListOf(tx, batch, packedAt, actor.userName);
-    const pdf = await renderPackingList(list);
-    const document = await storeDocument(tx, deps.documents, actor, {
+    if (list.lines.length === 0) throw invalidStatus('nothing was picked on this batch; cancel it instead of packing');
+    const unverified = list.lines.filter((line) => !line.verified).length;
+    if (unverified) throw invalidStatus(`${unverified} picked line(s) not verified yet: verify each before packing`);
+    const file = await putDocument(tx, deps.documents, actor, {
       entityType: 'order', entityId: batch.order_id, manufacturerId: batch.manufacturer_id,
-      fileName: `packing-list-${list.order_number}-${batch.batch_number}.pdf`, fileType: 'application/pdf', bytes: pdf,
+      fileName: `packing-list-${list.order_number}-${batch.batch_number}.pdf`, fileType: 'application/pdf', bytes: await renderPackingList(list),
       description: `Packing list of ${batch.batch_number}`, tags: ['packing_list'],
     });
+    const documentId = file.document.id;
+    // The batch, the document, their history rows and the event: one statement.
     await recordAndEmit(tx, actor, {
       entityType: 'pick_batch', entityId: batchId, action: 'packed', manufacturerId: batch.manufacturer_id,
-      before: { status: batch.status }, after: { status: 'packed', packing_list_document_id: document.id },
-    }, 'pick_batch.packed', { ...batchEvent({ ...batch, status: 'packed' }, list.order_number), packing_list_document_id: document.id });
+      before: { status: batch.status }, after: { status: 'packed', packing_list_document_id: documentId },
+    }, 'pick_batch.packed', { ...batchEvent({ ...batch, status: 'packed' }, list.order_number), packing_list_document_id: documentId }, {
+      entries: [file.history],
+      writes: sql`packed as (update pick_batches set status = 'packed', packed_at = ${packedAt}, packed_by = ${actor.userId}, updated_at = ${packedAt}
+        where id = ${batchId}), document as (${file.insert})`,
+    });
     return readSession(tx, actor, batchId);
   });
 }

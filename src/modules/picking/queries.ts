@@ -104,7 +104,3 @@ export async function lineOf(tx: Executor, batchId: string, lineId: string): Pro
   if (!line) throw notFound('pick batch line');
   return line;
 }
-
-export function linesOf(tx: Transaction<DB>, batchId: string) {
-  return tx.selectFrom('pick_batch_lines').selectAll().where('pick_batch_id', '=', batchId).execute();
-}

@@ -62,25 +62,20 @@ export async function startBatch(db: Kysely<DB>, actor: Actor, orderId: string) 
       .where('ol.order_id', '=', orderId).where('ol.qty_warehouse', '>', 0).orderBy('ol.line_number').execute();
     const toPick = open.filter((line) => Number(line.remaining) > 0);
     if (toPick.length === 0) throw invalidStatus('nothing is left to pick on this order: its warehouse lines are shipped or in live batches');
-    const batch = await tx.insertInto('pick_batches').values({
-      order_id: orderId,
-      manufacturer_id: order.manufacturer_id,
-      batch_number: sql<string>`'PB' || lpad(nextval('pick_batch_number_seq')::text, 6, '0')`,
-      packed_at: null, packed_by: null, tracking_number: null, tracking_carrier: null, tracking_captured_at: null,
-      tracking_flagged_for_office_at: null, staged_slot: null, staged_at: null, staged_loc_type: null, created_by: actor.userId,
-      completed_at: null, shipped_at: null, shipped_by: null, cancelled_at: null,
-    }).returningAll().executeTakeFirstOrThrow();
-    await tx.insertInto('pick_batch_lines').values(toPick.map((line) => ({
-      pick_batch_id: batch.id,
-      order_line_id: line.id,
-      item_id: line.item_id,
-      location_id: line.location_id,
-      bin_location: line.bin_location,
-      qty_to_pick: Number(line.remaining),
-      short_reason: null,
-      pack_verified_at: null,
-      pack_verified_by: null,
-    }))).execute();
+    // The batch and its lines: one statement.
+    const { rows: [created] } = await sql<BatchRow>`
+      with batch as (
+        insert into pick_batches (order_id, manufacturer_id, batch_number, created_by)
+        values (${orderId}, ${order.manufacturer_id}, 'PB' || lpad(nextval('pick_batch_number_seq')::text, 6, '0'), ${actor.userId})
+        returning *
+      ), lines as (
+        insert into pick_batch_lines (pick_batch_id, order_line_id, item_id, location_id, bin_location, qty_to_pick)
+        select batch.id, l.* from batch, unnest(${toPick.map((line) => line.id)}::uuid[], ${toPick.map((line) => line.item_id)}::uuid[],
+          ${toPick.map((line) => line.location_id)}::uuid[], ${toPick.map((line) => line.bin_location)}::text[],
+          ${toPick.map((line) => Number(line.remaining))}::int[]) as l(order_line_id, item_id, location_id, bin_location, qty_to_pick)
+      )
+      select * from batch`.execute(tx);
+    const batch = created!;
     await recordAndEmit(tx, actor, {
       entityType: 'pick_batch', entityId: batch.id, action: 'started', manufacturerId: batch.manufacturer_id,
       after: { batch_number: batch.batch_number, order_id: orderId, lines: toPick.map((line) => ({ order_line_id: line.id, qty_to_pick: Number(line.remaining) })) },
@@ -124,37 +119,61 @@ interface LineChange {
   explain: (batch: BatchRow, line: BatchLineRow) => 'done' | void;
 }
 
+/** A floor action as one statement: `write` is its WITH clauses, the one named `changed` returns what it changed. */
+interface OneStatementAction<Changed> {
+  write: RawBuilder<unknown>;
+  /** The session with the change laid over it (the statement's own read sees the batch as the statement began). */
+  overlay: (session: SessionRow, changed: Changed) => SessionRow;
+  /** Nothing changed: says why (throws), or 'done' when nothing needed to change; returning nothing asks for another try. */
+  explain: (batch: BatchRow) => Promise<'done' | void>;
+}
+
 /**
- * Pick and verify are most of the floor's requests (each line, twice), so each is one statement, one round trip to the
- * database: it locks the batch (only while it has the status the action needs), changes the line where the action's
- * guard holds, writes the history row, and reads the session to answer with. That read sees the batch as the statement
- * began, so the changed line is laid over it from the update's RETURNING. When nothing changed, the batch and line are
- * read to say why. Statuses only move forward, so a second attempt is needed only when the batch reached the status
- * meanwhile. They lock no order: they touch only the batch's own line, so the order-then-batch locking of the other
- * actions never waits on them in a cycle.
+ * Pick, verify and complete are most of the floor's requests (pick and verify each line), so each is one statement,
+ * one round trip to the database: it changes the batch or its line where the action's rules hold (locking the batch
+ * row), writes the history row, and reads the session to answer with. When nothing changed, the batch is read again
+ * to say why. Statuses only move forward, so a second attempt is needed only when the batch reached the status the
+ * action needs meanwhile (or the statement waited for a lock and judged the batch as it was before). They lock no
+ * order: each takes one row lock, the batch's, so the order-then-batch locking of the other actions never waits on
+ * them in a cycle.
  */
-async function changeLine(db: Kysely<DB>, actor: Actor, batchId: string, lineId: string, change: LineChange) {
-  const inScope = actor.manufacturerId ? sql`and manufacturer_id = ${actor.manufacturerId}` : sql``;
+async function inOneStatement<Changed>(db: Kysely<DB>, actor: Actor, batchId: string, action: OneStatementAction<Changed>) {
   for (let attempt = 1; ; attempt++) {
-    const { rows: [session] } = await sql<SessionRow & { changed: ChangedLine | null }>`
-      with batch as (
-        select id, manufacturer_id from pick_batches where id = ${batchId} and status = ${change.batchStatus} ${inScope} for update
-      ), line as (
-        update pick_batch_lines l set ${change.set}, updated_at = now()
-        from batch where l.id = ${lineId} and l.pick_batch_id = batch.id and ${change.guard}
-        returning l.*, batch.manufacturer_id as batch_manufacturer_id
-      ), history as (
-        insert into history (user_id, api_key_id, entity_type, entity_id, action, manufacturer_id, after)
-        select ${actor.userId}, ${actor.apiKeyId}, 'pick_batch', ${batchId}, ${change.action}, batch_manufacturer_id, ${change.after} from line
-      )
-      select s.*, (select to_jsonb(line) from line) as changed from ${sessionQuery(db, actor, batchId)} as s`.execute(db);
-    if (session?.changed) return serializeSession(withChangedLine(session, session.changed));
+    const { rows: [session] } = await sql<SessionRow & { changed: Changed | null }>`
+      with ${action.write}
+      select s.*, (select to_jsonb(changed) from changed) as changed from ${sessionQuery(db, actor, batchId)} as s`.execute(db);
+    if (session?.changed) return serializeSession(action.overlay(session, session.changed));
     const batch = await inPartnerScope(db.selectFrom('pick_batches').selectAll().where('id', '=', batchId), actor, 'manufacturer_id').executeTakeFirst();
     if (!batch) throw notFound('pick batch');
     // Nothing needed to change: the statement's own read is the batch as it is.
-    if (change.explain(batch, await lineOf(db, batchId, lineId)) === 'done') return serializeSession(session!);
+    if (await action.explain(batch) === 'done') return serializeSession(session!);
     if (attempt === 2) throw conflict('the batch changed while this was done; read it and try again');
   }
+}
+
+/** The batch row of a one-statement action, locked, in the key's partner scope and with the status the action needs. */
+function lockedBatch(actor: Actor, batchId: string, status: BatchRow['status']) {
+  const inScope = actor.manufacturerId ? sql`and manufacturer_id = ${actor.manufacturerId}` : sql``;
+  return sql`select id, manufacturer_id from pick_batches where id = ${batchId} and status = ${status} ${inScope} for update`;
+}
+
+/** The history row of a one-statement action, written from the `changed` row (its manufacturer_id is the batch's). */
+function historyOfChange(actor: Actor, batchId: string, action: string, before: RawBuilder<unknown>, after: RawBuilder<unknown>) {
+  return sql`insert into history (user_id, api_key_id, entity_type, entity_id, action, manufacturer_id, before, after)
+    select ${actor.userId}, ${actor.apiKeyId}, 'pick_batch', ${batchId}, ${action}, manufacturer_id, ${before}, ${after} from changed`;
+}
+
+/** A line action in one statement: the line changes where the guard holds, on a batch with the status it needs. */
+function changeLine(db: Kysely<DB>, actor: Actor, batchId: string, lineId: string, change: LineChange) {
+  return inOneStatement<ChangedLine>(db, actor, batchId, {
+    write: sql`batch as (${lockedBatch(actor, batchId, change.batchStatus)}), changed as (
+        update pick_batch_lines l set ${change.set}, updated_at = now()
+        from batch where l.id = ${lineId} and l.pick_batch_id = batch.id and ${change.guard}
+        returning l.*, batch.manufacturer_id
+      ), history as (${historyOfChange(actor, batchId, change.action, sql`null`, change.after)})`,
+    overlay: withChangedLine,
+    explain: async (batch) => change.explain(batch, await lineOf(db, batchId, lineId)),
+  });
 }
 
 /** The columns a line action changes, as the update returned them (JSON, like the session's lines). */
@@ -250,16 +269,20 @@ export function verifyLine(db: Kysely<DB>, actor: Actor, batchId: string, lineId
 
 /** in_progress -> completed once no line is pending (each picked, short or set aside). */
 export function completeBatch(db: Kysely<DB>, actor: Actor, batchId: string) {
-  return batchWrite(db, actor, batchId, async (tx, batch) => {
-    requireBatchStatus(batch, ['in_progress'], 'complete');
-    const pending = tx.selectFrom('pick_batch_lines').where('pick_batch_id', '=', batchId).where('status', '=', 'pending');
-    const completed = await tx.updateTable('pick_batches').set({ status: 'completed', completed_at: new Date(), updated_at: new Date() })
-      .where('id', '=', batchId).where((eb) => eb.not(eb.exists(pending.select('id')))).executeTakeFirst();
-    if (completed.numUpdatedRows === 0n) {
-      const { n } = await pending.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-      throw invalidStatus(`${n} line(s) still pending: pick, short or flag each before completing`);
-    }
-    await recordHistory(tx, actor, { entityType: 'pick_batch', entityId: batchId, action: 'completed', manufacturerId: batch.manufacturer_id, before: { status: batch.status }, after: { status: 'completed' } });
+  return inOneStatement<{ status: BatchRow['status'] }>(db, actor, batchId, {
+    write: sql`changed as (
+        update pick_batches b set status = 'completed', completed_at = now(), updated_at = now()
+        from (${lockedBatch(actor, batchId, 'in_progress')}) batch
+        where b.id = batch.id and not exists (select 1 from pick_batch_lines l where l.pick_batch_id = b.id and l.status = 'pending')
+        returning b.status, b.manufacturer_id
+      ), history as (${historyOfChange(actor, batchId, 'completed', sql`'{"status":"in_progress"}'::jsonb`, sql`'{"status":"completed"}'::jsonb`)})`,
+    overlay: (session, changed) => ({ ...session, status: changed.status }),
+    explain: async (batch) => {
+      requireBatchStatus(batch, ['in_progress'], 'complete');
+      const { n } = await db.selectFrom('pick_batch_lines').where('pick_batch_id', '=', batchId).where('status', '=', 'pending')
+        .select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      if (Number(n) > 0) throw invalidStatus(`${n} line(s) still pending: pick, short or flag each before completing`);
+    },
   });
 }
 

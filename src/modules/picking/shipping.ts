@@ -1,16 +1,17 @@
 // After the pick: staging, parcels and their tracking, and shipping (stock leaves through domain/stock.ts), including
 // the will-call pickup of a packed order.
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { Carrier } from '../../db/column-types.ts';
-import type { DB } from '../../db/schema.ts';
+import type { DB, PickBatchParcelsTable } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { recordAndEmit } from '../../domain/events.ts';
 import { recordHistory, type Author } from '../../domain/history.ts';
 import { shipStock } from '../../domain/stock.ts';
 import type { Actor } from '../../http/auth.ts';
 import { ApiError, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
-import { followWarehouseShipment, lockOrderForShipping, readOrderDetail } from '../orders/service.ts';
-import { linesOf, lockBatch, WAREHOUSE_SHIPPED, type BatchRow } from './queries.ts';
+import { followWarehouseShipment, lockOrderForShipping, readOrderDetail, shippableOrder } from '../orders/service.ts';
+import { lockBatch, WAREHOUSE_SHIPPED, type BatchRow } from './queries.ts';
 import { batchEvent, batchWrite, requireBatchStatus } from './service.ts';
 
 export interface Tracking {
@@ -34,11 +35,15 @@ async function refreshPrimaryTracking(tx: Transaction<DB>, batchId: string) {
 /** Records a tracking change and announces the batch's tracking (its primary box) after it; returns that primary. */
 async function trackingChanged(tx: Transaction<DB>, actor: Author, batch: BatchRow, action: string, after: Record<string, unknown>) {
   const primary = await refreshPrimaryTracking(tx, batch.id);
+  await announceTracking(tx, actor, batch, action, after, primary);
+  return primary;
+}
+
+async function announceTracking(tx: Transaction<DB>, actor: Author, batch: BatchRow, action: string, after: Record<string, unknown>, primary?: { tracking_number: string; carrier: Carrier | null }) {
   await recordAndEmit(tx, actor, { entityType: 'pick_batch', entityId: batch.id, action, manufacturerId: batch.manufacturer_id, after }, 'shipment.tracking_updated', {
     pick_batch_id: batch.id, batch_number: batch.batch_number, order_id: batch.order_id,
     tracking_number: primary?.tracking_number ?? null, carrier: primary?.carrier ?? null,
   });
-  return primary;
 }
 
 /** A new box with its label: ParcelSeq counts up per batch and is never given out again. */
@@ -54,13 +59,29 @@ async function insertParcel(tx: Transaction<DB>, actor: Author, batch: BatchRow,
     .returningAll().executeTakeFirstOrThrow();
 }
 
-/** The primary box's label: the lowest live parcel gets it, or a first parcel is made. */
+/**
+ * The primary box's label on a locked batch, in one statement: the lowest live parcel takes it, or a first parcel is
+ * made (with the batch's next ParcelSeq). Either way that parcel is the primary box, so the batch's tracking is its.
+ */
 async function capturePrimary(tx: Transaction<DB>, actor: Author, batch: BatchRow, tracking: Tracking) {
-  const primary = await tx.selectFrom('pick_batch_parcels').select('id').where('pick_batch_id', '=', batch.id).orderBy('parcel_seq').limit(1).executeTakeFirst();
-  if (!primary) return insertParcel(tx, actor, batch, tracking);
-  return tx.updateTable('pick_batch_parcels')
-    .set({ tracking_number: tracking.tracking_number.trim(), carrier: tracking.carrier, captured_at: new Date(), captured_by: actor.userId })
-    .where('id', '=', primary.id).returningAll().executeTakeFirstOrThrow();
+  const number = tracking.tracking_number.trim();
+  const { rows: [parcel] } = await sql<Selectable<PickBatchParcelsTable>>`
+    with primary_box as (
+      select id from pick_batch_parcels where pick_batch_id = ${batch.id} order by parcel_seq limit 1
+    ), batch as (
+      update pick_batches set last_parcel_seq = last_parcel_seq + case when exists (select 1 from primary_box) then 0 else 1 end,
+        tracking_number = ${number}, tracking_carrier = ${tracking.carrier}, tracking_captured_at = now(), updated_at = now()
+      where id = ${batch.id} returning last_parcel_seq
+    ), relabelled as (
+      update pick_batch_parcels p set tracking_number = ${number}, carrier = ${tracking.carrier}, captured_at = now(), captured_by = ${actor.userId}
+      from primary_box where p.id = primary_box.id returning p.*
+    ), added as (
+      insert into pick_batch_parcels (pick_batch_id, parcel_seq, tracking_number, carrier, captured_by)
+      select ${batch.id}, last_parcel_seq, ${number}, ${tracking.carrier}, ${actor.userId} from batch where not exists (select 1 from primary_box)
+      returning *
+    )
+    select * from relabelled union all select * from added`.execute(tx);
+  return parcel!;
 }
 
 export function addParcel(db: Kysely<DB>, actor: Actor, batchId: string, tracking: Tracking) {
@@ -81,9 +102,11 @@ export function removeParcel(db: Kysely<DB>, actor: Actor, batchId: string, parc
 }
 
 /** The primary box's label captured on a locked batch, recorded and announced; returns the batch's tracking after it. */
-export async function captureTracking(tx: Transaction<DB>, actor: Author, batch: BatchRow, tracking: Tracking) {
+export async function captureTracking(tx: Transaction<DB>, actor: Author, batch: BatchRow, tracking: Tracking): Promise<Tracking> {
   const parcel = await capturePrimary(tx, actor, batch, tracking);
-  return trackingChanged(tx, actor, batch, 'tracking_captured', { parcel_id: parcel.id, parcel_seq: parcel.parcel_seq, tracking_number: parcel.tracking_number, carrier: parcel.carrier });
+  const primary = { tracking_number: parcel.tracking_number, carrier: parcel.carrier };
+  await announceTracking(tx, actor, batch, 'tracking_captured', { parcel_id: parcel.id, parcel_seq: parcel.parcel_seq, ...primary }, primary);
+  return primary;
 }
 
 /**
@@ -143,28 +166,43 @@ export function stageBatch(db: Kysely<DB>, actor: Actor, batchId: string, slot: 
  */
 async function shipLockedBatch(tx: Transaction<DB>, actor: Actor, batch: BatchRow, tracking?: Tracking) {
   requireBatchStatus(batch, ['packed'], 'ship');
-  const order = await lockOrderForShipping(tx, batch.order_id);
+  const order = await shippableOrder(tx, batch.order_id);
   let primary = batch.tracking_number === null ? undefined : { tracking_number: batch.tracking_number, carrier: batch.tracking_carrier };
   if (tracking) primary = await captureTracking(tx, actor, batch, tracking);
-  const batchLines = await linesOf(tx, batch.id);
+  const batchLines = await linesWithBins(tx, batch.id);
   const lines = batchLines.filter((line) => line.qty_picked > 0);
-  await shipStock(tx, actor, (await takesToShip(tx, lines)).map((take) => ({ ...take, reason: `pick batch ${batch.batch_number}`, pickBatchId: batch.id })));
-  // Every line of the batch, shipped in full, in part or not at all (short, set aside): what the warehouse still owes.
-  await sql`
-    update order_lines set qty_shipped = qty_shipped + s.picked, qty_committed = greatest(0, qty_committed - s.picked),
-      qty_backordered = greatest(0, qty_warehouse - (${WAREHOUSE_SHIPPED} + s.picked)), updated_at = now()
-    from unnest(${batchLines.map((line) => line.order_line_id)}::uuid[], ${batchLines.map((line) => line.qty_picked)}::int[]) as s(order_line_id, picked)
-    where order_lines.id = s.order_line_id`.execute(tx);
-  const now = new Date();
-  await tx.updateTable('pick_batches').set({ status: 'shipped', shipped_at: now, shipped_by: actor.userId, updated_at: now }).where('id', '=', batch.id).execute();
+  await shipStock(tx, actor, takesToShip(lines).map((take) => ({ ...take, reason: `pick batch ${batch.batch_number}`, pickBatchId: batch.id })));
+  // Every line of the batch, shipped in full, in part or not at all (short, set aside), counts what the warehouse still
+  // owes; the batch is shipped; both recorded and announced in one statement.
   await recordAndEmit(tx, actor, {
     entityType: 'pick_batch', entityId: batch.id, action: 'shipped', manufacturerId: batch.manufacturer_id,
     before: { status: batch.status }, after: { status: 'shipped', lines: lines.map((line) => ({ order_line_id: line.order_line_id, qty_shipped: line.qty_picked })) },
   }, 'pick_batch.shipped', {
     ...batchEvent({ ...batch, status: 'shipped' }, order.order_number), tracking_number: primary?.tracking_number ?? null, carrier: primary?.carrier ?? null,
     lines: lines.map((line) => ({ order_line_id: line.order_line_id, item_id: line.item_id, qty_shipped: line.qty_picked })),
+  }, {
+    writes: sql`shipped_lines as (
+      update order_lines set qty_shipped = qty_shipped + s.picked, qty_committed = greatest(0, qty_committed - s.picked),
+        qty_backordered = greatest(0, qty_warehouse - (${WAREHOUSE_SHIPPED} + s.picked)), updated_at = now()
+      from unnest(${batchLines.map((line) => line.order_line_id)}::uuid[], ${batchLines.map((line) => line.qty_picked)}::int[]) as s(order_line_id, picked)
+      where order_lines.id = s.order_line_id
+    ), shipped_batch as (
+      update pick_batches set status = 'shipped', shipped_at = now(), shipped_by = ${actor.userId}, updated_at = now() where id = ${batch.id}
+    )`,
   });
   await followWarehouseShipment(tx, actor, order);
+}
+
+/** The batch's lines, each with its item's number and the bins stock may ship from, fullest first. */
+function linesWithBins(tx: Transaction<DB>, batchId: string) {
+  return tx.selectFrom('pick_batch_lines as l').innerJoin('items as i', 'i.id', 'l.item_id')
+    .select((eb) => ['l.order_line_id', 'l.item_id', 'l.location_id', 'l.qty_picked', 'i.item_number_display',
+      jsonArrayFrom(eb.selectFrom('item_locations as b').innerJoin('locations as loc', 'loc.id', 'b.location_id')
+        .select(['b.location_id', 'b.qty_on_hand'])
+        .whereRef('b.item_id', '=', 'l.item_id').where('b.inventory_status', '=', 'available').where('b.qty_on_hand', '>', 0)
+        .where('loc.is_active', '=', true).where('loc.location_type', '<>', 'quarantine')
+        .orderBy('b.qty_on_hand', 'desc')).as('bins')])
+    .where('l.pick_batch_id', '=', batchId).execute();
 }
 
 /**
@@ -172,21 +210,13 @@ async function shipLockedBatch(tx: Transaction<DB>, actor: Actor, batch: BatchRo
  * fullest first (stock may have been relocated since the batch started). An order names an item once, so each line has
  * its item's bins to itself. Not enough in all of them: 422.
  */
-async function takesToShip(tx: Transaction<DB>, lines: { item_id: string; location_id: string | null; qty_picked: number }[]) {
-  const bins = await tx.selectFrom('item_locations as b').innerJoin('locations as loc', 'loc.id', 'b.location_id')
-    .innerJoin('items as i', 'i.id', 'b.item_id')
-    .select(['b.item_id', 'b.location_id', 'b.qty_on_hand', 'i.item_number_display'])
-    .where('b.item_id', '=', sql<string>`any(${lines.map((line) => line.item_id)}::uuid[])`)
-    .where('b.inventory_status', '=', 'available').where('b.qty_on_hand', '>', 0)
-    .where('loc.is_active', '=', true).where('loc.location_type', '<>', 'quarantine')
-    .orderBy('b.qty_on_hand', 'desc').execute();
+function takesToShip(lines: Awaited<ReturnType<typeof linesWithBins>>) {
   const takes: { itemId: string; locationId: string; quantity: number }[] = [];
   for (const line of lines) {
-    const ofItem = bins.filter((bin) => bin.item_id === line.item_id);
     // The picked bin first; sort is stable, so the others stay fullest first.
-    ofItem.sort((a, b) => Number(b.location_id === line.location_id) - Number(a.location_id === line.location_id));
+    const bins = [...line.bins].sort((a, b) => Number(b.location_id === line.location_id) - Number(a.location_id === line.location_id));
     let left = line.qty_picked;
-    for (const bin of ofItem) {
+    for (const bin of bins) {
       if (left === 0) break;
       const quantity = Math.min(left, bin.qty_on_hand);
       takes.push({ itemId: line.item_id, locationId: bin.location_id, quantity });
@@ -194,7 +224,7 @@ async function takesToShip(tx: Transaction<DB>, lines: { item_id: string; locati
     }
     if (left > 0) {
       const held = line.qty_picked - left;
-      throw new ApiError(422, 'insufficient_stock', `${ofItem[0]?.item_number_display ?? line.item_id}: ${line.qty_picked} picked but the bins hold ${held}; ` +
+      throw new ApiError(422, 'insufficient_stock', `${line.item_number_display}: ${line.qty_picked} picked but the bins hold ${held}; ` +
         'count or adjust the stock, or cancel the batch', { details: { item_id: line.item_id } });
     }
   }
