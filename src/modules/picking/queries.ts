@@ -1,12 +1,10 @@
 // The pick batch's SQL: the session with its lines and parcels in one query, the list, and the locks every action
 // takes (the order row first, then the batch row: one order for all, so no two actions can deadlock).
-import { sql, type Kysely, type Transaction } from 'kysely';
-import { jsonArrayFrom } from 'kysely/helpers/postgres';
-import type { DB, PickBatchLinesTable } from '../../db/schema.ts';
+import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
+import type { DB, ItemsTable, LocationsTable, OrderLinesTable, PickBatchesTable, PickBatchLinesTable, PickBatchParcelsTable } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { notFound } from '../../domain/errors.ts';
 import type { Page } from '../../http/pagination.ts';
-import type { Selectable } from 'kysely';
 
 type Executor = Kysely<DB> | Transaction<DB>;
 export type BatchLineRow = Selectable<PickBatchLinesTable>;
@@ -17,49 +15,64 @@ export const WAREHOUSE_SHIPPED = sql<number>`qty_shipped - case when direct_ship
 /** Batches on their way out: their lines hold the order line's units. */
 export const LIVE_BATCH = ['in_progress', 'completed', 'packed'] as const;
 
-function sessions(db: Executor) {
-  return db
-    .selectFrom('pick_batches as b')
-    .innerJoin('orders as o', 'o.id', 'b.order_id')
-    .innerJoin('customers as c', 'c.id', 'o.customer_id')
-    .innerJoin('manufacturers as m', 'm.id', 'b.manufacturer_id')
-    .select((eb) => [
-      'b.id', 'b.order_id', 'o.order_number', 'c.name as customer_name', 'm.name as manufacturer_name', 'b.status',
-      'b.tracking_number', 'b.tracking_carrier', 'b.tracking_captured_at', 'b.tracking_flagged_for_office_at',
-      'b.staged_slot', 'b.staged_at', 'b.staged_loc_type', 'b.created_at',
-      jsonArrayFrom(eb.selectFrom('pick_batch_lines as l')
-        .innerJoin('order_lines as ol', 'ol.id', 'l.order_line_id')
-        .innerJoin('items as i', 'i.id', 'l.item_id')
-        // A lookup per line by its unique code (limit 1 keeps it one): joined whole, the planner reads every location.
-        .leftJoinLateral((eb) => eb.selectFrom('locations').select(['zone', 'aisle', 'rack', 'shelf'])
-          .whereRef('location_code', '=', 'l.bin_location').limit(sql.lit(1)).as('loc'), (join) => join.onTrue())
-        .select([
-          'l.id', 'l.order_line_id', 'l.item_id', 'ol.item_number_display', 'ol.item_description', 'l.bin_location',
-          'ol.unit_of_measure', 'l.short_reason', 'l.qty_to_pick', 'l.qty_picked', 'l.qty_short', 'i.qty_on_hand',
-          'i.qty_available', 'l.status', 'l.pack_verified_at', 'loc.zone', 'loc.aisle', 'loc.rack', 'loc.shelf',
-          sql<string | null>`(select e.status from pick_exceptions e where e.pick_batch_line_id = l.id
-            order by e.created_at desc, e.id desc limit 1)`.as('exception_status'),
-        ])
-        .whereRef('l.pick_batch_id', '=', 'b.id')
-        .orderBy('ol.line_number')).as('lines'),
-      jsonArrayFrom(eb.selectFrom('pick_batch_parcels as p')
-        .leftJoin('users as u', 'u.id', 'p.captured_by')
-        .select(['p.id', 'p.pick_batch_id', 'p.parcel_seq', 'p.tracking_number', 'p.carrier', 'p.captured_at', 'u.name as captured_by_name'])
-        .whereRef('p.pick_batch_id', '=', 'b.id')
-        .orderBy('p.parcel_seq')).as('parcels'),
-    ]);
+/** A line of a session as the session query returns it (nested as JSON: its time is a string). */
+export type SessionLineRow = Pick<Selectable<PickBatchLinesTable>, 'id' | 'order_line_id' | 'item_id' | 'bin_location' | 'short_reason' | 'qty_to_pick' | 'qty_picked' | 'qty_short' | 'status'>
+  & Pick<Selectable<OrderLinesTable>, 'item_number_display' | 'item_description' | 'unit_of_measure'>
+  & Pick<Selectable<ItemsTable>, 'qty_on_hand' | 'qty_available'>
+  & Pick<Selectable<LocationsTable>, 'zone' | 'aisle' | 'rack' | 'shelf'>
+  & { pack_verified_at: string | null; exception_status: string | null };
+
+export type SessionRow = Pick<Selectable<PickBatchesTable>, 'id' | 'order_id' | 'status' | 'tracking_number' | 'tracking_carrier' | 'tracking_captured_at'
+  | 'tracking_flagged_for_office_at' | 'staged_slot' | 'staged_at' | 'staged_loc_type' | 'created_at'> & {
+  order_number: number;
+  customer_name: string;
+  manufacturer_name: string;
+  lines: SessionLineRow[];
+  parcels: (Pick<Selectable<PickBatchParcelsTable>, 'id' | 'pick_batch_id' | 'parcel_seq' | 'tracking_number' | 'carrier'>
+    & { captured_at: string; captured_by_name: string | null })[];
+};
+
+/**
+ * Batches as sessions, with their lines and parcels, in one query. Written as SQL text rather than built: every floor
+ * request answers with it, and building and compiling it each time cost more than running it.
+ */
+function sessionsWhere(where: RawBuilder<unknown>) {
+  return sql<SessionRow>`
+    select b.id, b.order_id, o.order_number, c.name as customer_name, m.name as manufacturer_name, b.status,
+      b.tracking_number, b.tracking_carrier, b.tracking_captured_at, b.tracking_flagged_for_office_at,
+      b.staged_slot, b.staged_at, b.staged_loc_type, b.created_at,
+      (select coalesce(json_agg(line order by line.line_number), '[]') from (
+        select l.id, l.order_line_id, l.item_id, ol.item_number_display, ol.item_description, l.bin_location, ol.unit_of_measure,
+          l.short_reason, l.qty_to_pick, l.qty_picked, l.qty_short, i.qty_on_hand, i.qty_available, l.status, l.pack_verified_at,
+          loc.zone, loc.aisle, loc.rack, loc.shelf, ol.line_number,
+          (select e.status from pick_exceptions e where e.pick_batch_line_id = l.id order by e.created_at desc, e.id desc limit 1) as exception_status
+        from pick_batch_lines l
+        join order_lines ol on ol.id = l.order_line_id
+        join items i on i.id = l.item_id
+        -- A lookup per line by its unique code (limit 1 keeps it one): joined whole, the planner reads every location.
+        left join lateral (select zone, aisle, rack, shelf from locations where location_code = l.bin_location limit 1) loc on true
+        where l.pick_batch_id = b.id
+      ) line) as lines,
+      (select coalesce(json_agg(parcel order by parcel.parcel_seq), '[]') from (
+        select p.id, p.pick_batch_id, p.parcel_seq, p.tracking_number, p.carrier, p.captured_at, u.name as captured_by_name
+        from pick_batch_parcels p left join users u on u.id = p.captured_by
+        where p.pick_batch_id = b.id
+      ) parcel) as parcels
+    from pick_batches b
+    join orders o on o.id = b.order_id
+    join customers c on c.id = o.customer_id
+    join manufacturers m on m.id = b.manufacturer_id
+    where ${where}`;
 }
 
-export type SessionRow = Awaited<ReturnType<ReturnType<typeof sessions>['executeTakeFirstOrThrow']>>;
-
 /** The query of one batch as a session, in the key's partner scope (no row outside it). */
-export function sessionQuery(db: Executor, actor: Pick<Actor, 'manufacturerId'>, id: string) {
-  return inPartnerScope(sessions(db).where('b.id', '=', id), actor, 'b.manufacturer_id');
+export function sessionQuery(actor: Pick<Actor, 'manufacturerId'>, id: string) {
+  return sessionsWhere(actor.manufacturerId ? sql`b.id = ${id} and b.manufacturer_id = ${actor.manufacturerId}` : sql`b.id = ${id}`);
 }
 
 /** One batch as a session; 404 outside the key's partner scope. */
 export async function sessionOf(db: Executor, actor: Actor, id: string): Promise<SessionRow> {
-  const row = await sessionQuery(db, actor, id).executeTakeFirst();
+  const { rows: [row] } = await sessionQuery(actor, id).execute(db);
   if (!row) throw notFound('pick batch');
   return row;
 }
@@ -81,7 +94,7 @@ export async function listSessions(db: Kysely<DB>, actor: Actor, filter: BatchFi
     query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ]);
   if (ids.length === 0) return { rows: [], total: Number(total.n) };
-  const rows = await sessions(db).where('b.id', 'in', ids.map((row) => row.id)).execute();
+  const { rows } = await sessionsWhere(sql`b.id = any(${ids.map((row) => row.id)}::uuid[])`).execute(db);
   const byId = new Map(rows.map((row) => [row.id, row]));
   return { rows: ids.map((row) => byId.get(row.id)!), total: Number(total.n) };
 }

@@ -141,7 +141,7 @@ async function inOneStatement<Changed>(db: Kysely<DB>, actor: Actor, batchId: st
   for (let attempt = 1; ; attempt++) {
     const { rows: [session] } = await sql<SessionRow & { changed: Changed | null }>`
       with ${action.write}
-      select s.*, (select to_jsonb(changed) from changed) as changed from ${sessionQuery(db, actor, batchId)} as s`.execute(db);
+      select s.*, (select to_jsonb(changed) from changed) as changed from (${sessionQuery(actor, batchId)}) as s`.execute(db);
     if (session?.changed) return serializeSession(action.overlay(session, session.changed));
     const batch = await inPartnerScope(db.selectFrom('pick_batches').selectAll().where('id', '=', batchId), actor, 'manufacturer_id').executeTakeFirst();
     if (!batch) throw notFound('pick batch');
