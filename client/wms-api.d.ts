@@ -2084,7 +2084,7 @@ export interface paths {
         put?: never;
         /**
          * Pick units of a line
-         * @description Picks add up to QtyToPick (more is 422); the line is picked when they reach it. A finished line (picked, short) is 422 invalid_status.
+         * @description Picks add up to QtyToPick (more is 422); the line is picked when they reach it. A finished line (picked, short) is 422 invalid_status. Answers with the line as the session shows it.
          *
          *     Permission: `picking.execute`.
          */
@@ -2106,7 +2106,7 @@ export interface paths {
         put?: never;
         /**
          * Close a line short
-         * @description qty_short must be the units not picked; opens a short-pick exception and an order block.
+         * @description qty_short must be the units not picked; opens a short-pick exception and an order block. Answers with the line as the session shows it.
          *
          *     Permission: `picking.execute`.
          */
@@ -2128,7 +2128,7 @@ export interface paths {
         put?: never;
         /**
          * Flag a mispick
-         * @description Sets the line aside (skipped) and opens a mispick exception and an order block; flagging again supersedes.
+         * @description Sets the line aside (skipped) and opens a mispick exception and an order block; flagging again supersedes. Answers with the line as the session shows it.
          *
          *     Permission: `picking.execute`.
          */
@@ -2150,7 +2150,7 @@ export interface paths {
         put?: never;
         /**
          * Flag a quality problem
-         * @description Sets the line aside (skipped) and opens a quality exception and an order block.
+         * @description Sets the line aside (skipped) and opens a quality exception and an order block. Answers with the line as the session shows it.
          *
          *     Permission: `picking.execute`.
          */
@@ -2172,7 +2172,7 @@ export interface paths {
         put?: never;
         /**
          * Pack verification of a line
-         * @description On a completed batch, a line with units picked; stamps PackVerifiedAt (again: no change).
+         * @description On a completed batch, a line with units picked; stamps PackVerifiedAt (again: no change). Answers with the line as the session shows it.
          *
          *     Permission: `picking.execute`.
          */
@@ -18811,82 +18811,36 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description The line's id; the empty string on the 201 that starts the batch. */
+                            PickBatchLineID: string;
                             /** Format: uuid */
-                            ID: string;
+                            OrderLineID: string;
                             /** Format: uuid */
-                            OrderID: string;
-                            OrderNumber: number;
-                            CustomerName: string;
-                            ManufacturerName: string;
+                            ItemID: string;
+                            ItemNumberDisplay: string;
+                            ItemDescription: string;
+                            /** @description The code of the bin to pick from; empty when the item has none. */
+                            BinLocation: string;
+                            UnitOfMeasure: string;
+                            ShortReason: string;
+                            QtyToPick: number;
+                            QtyPicked: number;
+                            QtyShort: number;
+                            QtyOnHand: number;
+                            QtyAvailable: number;
+                            /** @enum {unknown} */
+                            Status: "pending" | "picked" | "short" | "skipped";
                             /**
-                             * @description The spec's statuses, and cancelled for a batch cancelled before it shipped.
+                             * @description Of the line's latest pick exception.
                              * @enum {unknown}
                              */
-                            Status: "in_progress" | "completed" | "packed" | "shipped" | "cancelled";
-                            Lines: {
-                                /** @description The line's id; the empty string on the 201 that starts the batch. */
-                                PickBatchLineID: string;
-                                /** Format: uuid */
-                                OrderLineID: string;
-                                /** Format: uuid */
-                                ItemID: string;
-                                ItemNumberDisplay: string;
-                                ItemDescription: string;
-                                /** @description The code of the bin to pick from; empty when the item has none. */
-                                BinLocation: string;
-                                UnitOfMeasure: string;
-                                ShortReason: string;
-                                QtyToPick: number;
-                                QtyPicked: number;
-                                QtyShort: number;
-                                QtyOnHand: number;
-                                QtyAvailable: number;
-                                /** @enum {unknown} */
-                                Status: "pending" | "picked" | "short" | "skipped";
-                                /**
-                                 * @description Of the line's latest pick exception.
-                                 * @enum {unknown}
-                                 */
-                                ExceptionStatus: "" | "open" | "reviewed" | "superseded";
-                                /** Format: date-time */
-                                PackVerifiedAt: string | null;
-                                LocZone: string;
-                                LocAisle: string;
-                                LocRack: string;
-                                LocShelf: string;
-                            }[] | null;
-                            /**
-                             * @description Always null (a dead field of the spec).
-                             * @enum {object|null}
-                             */
-                            TrackingNumbers: never | null;
-                            /** @description The primary box: the live parcel with the lowest ParcelSeq. */
-                            TrackingNumber: string | null;
-                            /** @enum {string|null} */
-                            TrackingCarrier: "ups" | "fedex" | "usps" | "other" | null;
+                            ExceptionStatus: "" | "open" | "reviewed" | "superseded";
                             /** Format: date-time */
-                            TrackingCapturedAt: string | null;
-                            /** Format: date-time */
-                            TrackingFlaggedForOfficeAt: string | null;
-                            Parcels: {
-                                /** Format: uuid */
-                                ID: string;
-                                /** Format: uuid */
-                                PickBatchID: string;
-                                ParcelSeq: number;
-                                TrackingNumber: string;
-                                /** @enum {unknown} */
-                                TrackingCarrier: "ups" | "fedex" | "usps" | "other";
-                                /** Format: date-time */
-                                TrackingCapturedAt: string;
-                                TrackingCapturedByName: string | null;
-                            }[] | null;
-                            /** @description null with StagedAt set: handed over directly. */
-                            StagedSlot: string | null;
-                            /** Format: date-time */
-                            StagedAt: string | null;
-                            /** @enum {string|null} */
-                            StagedLocType: "staging" | "shipping" | null;
+                            PackVerifiedAt: string | null;
+                            LocZone: string;
+                            LocAisle: string;
+                            LocRack: string;
+                            LocShelf: string;
                         };
                     };
                 };
@@ -18965,82 +18919,36 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description The line's id; the empty string on the 201 that starts the batch. */
+                            PickBatchLineID: string;
                             /** Format: uuid */
-                            ID: string;
+                            OrderLineID: string;
                             /** Format: uuid */
-                            OrderID: string;
-                            OrderNumber: number;
-                            CustomerName: string;
-                            ManufacturerName: string;
+                            ItemID: string;
+                            ItemNumberDisplay: string;
+                            ItemDescription: string;
+                            /** @description The code of the bin to pick from; empty when the item has none. */
+                            BinLocation: string;
+                            UnitOfMeasure: string;
+                            ShortReason: string;
+                            QtyToPick: number;
+                            QtyPicked: number;
+                            QtyShort: number;
+                            QtyOnHand: number;
+                            QtyAvailable: number;
+                            /** @enum {unknown} */
+                            Status: "pending" | "picked" | "short" | "skipped";
                             /**
-                             * @description The spec's statuses, and cancelled for a batch cancelled before it shipped.
+                             * @description Of the line's latest pick exception.
                              * @enum {unknown}
                              */
-                            Status: "in_progress" | "completed" | "packed" | "shipped" | "cancelled";
-                            Lines: {
-                                /** @description The line's id; the empty string on the 201 that starts the batch. */
-                                PickBatchLineID: string;
-                                /** Format: uuid */
-                                OrderLineID: string;
-                                /** Format: uuid */
-                                ItemID: string;
-                                ItemNumberDisplay: string;
-                                ItemDescription: string;
-                                /** @description The code of the bin to pick from; empty when the item has none. */
-                                BinLocation: string;
-                                UnitOfMeasure: string;
-                                ShortReason: string;
-                                QtyToPick: number;
-                                QtyPicked: number;
-                                QtyShort: number;
-                                QtyOnHand: number;
-                                QtyAvailable: number;
-                                /** @enum {unknown} */
-                                Status: "pending" | "picked" | "short" | "skipped";
-                                /**
-                                 * @description Of the line's latest pick exception.
-                                 * @enum {unknown}
-                                 */
-                                ExceptionStatus: "" | "open" | "reviewed" | "superseded";
-                                /** Format: date-time */
-                                PackVerifiedAt: string | null;
-                                LocZone: string;
-                                LocAisle: string;
-                                LocRack: string;
-                                LocShelf: string;
-                            }[] | null;
-                            /**
-                             * @description Always null (a dead field of the spec).
-                             * @enum {object|null}
-                             */
-                            TrackingNumbers: never | null;
-                            /** @description The primary box: the live parcel with the lowest ParcelSeq. */
-                            TrackingNumber: string | null;
-                            /** @enum {string|null} */
-                            TrackingCarrier: "ups" | "fedex" | "usps" | "other" | null;
+                            ExceptionStatus: "" | "open" | "reviewed" | "superseded";
                             /** Format: date-time */
-                            TrackingCapturedAt: string | null;
-                            /** Format: date-time */
-                            TrackingFlaggedForOfficeAt: string | null;
-                            Parcels: {
-                                /** Format: uuid */
-                                ID: string;
-                                /** Format: uuid */
-                                PickBatchID: string;
-                                ParcelSeq: number;
-                                TrackingNumber: string;
-                                /** @enum {unknown} */
-                                TrackingCarrier: "ups" | "fedex" | "usps" | "other";
-                                /** Format: date-time */
-                                TrackingCapturedAt: string;
-                                TrackingCapturedByName: string | null;
-                            }[] | null;
-                            /** @description null with StagedAt set: handed over directly. */
-                            StagedSlot: string | null;
-                            /** Format: date-time */
-                            StagedAt: string | null;
-                            /** @enum {string|null} */
-                            StagedLocType: "staging" | "shipping" | null;
+                            PackVerifiedAt: string | null;
+                            LocZone: string;
+                            LocAisle: string;
+                            LocRack: string;
+                            LocShelf: string;
                         };
                     };
                 };
@@ -19123,82 +19031,36 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description The line's id; the empty string on the 201 that starts the batch. */
+                            PickBatchLineID: string;
                             /** Format: uuid */
-                            ID: string;
+                            OrderLineID: string;
                             /** Format: uuid */
-                            OrderID: string;
-                            OrderNumber: number;
-                            CustomerName: string;
-                            ManufacturerName: string;
+                            ItemID: string;
+                            ItemNumberDisplay: string;
+                            ItemDescription: string;
+                            /** @description The code of the bin to pick from; empty when the item has none. */
+                            BinLocation: string;
+                            UnitOfMeasure: string;
+                            ShortReason: string;
+                            QtyToPick: number;
+                            QtyPicked: number;
+                            QtyShort: number;
+                            QtyOnHand: number;
+                            QtyAvailable: number;
+                            /** @enum {unknown} */
+                            Status: "pending" | "picked" | "short" | "skipped";
                             /**
-                             * @description The spec's statuses, and cancelled for a batch cancelled before it shipped.
+                             * @description Of the line's latest pick exception.
                              * @enum {unknown}
                              */
-                            Status: "in_progress" | "completed" | "packed" | "shipped" | "cancelled";
-                            Lines: {
-                                /** @description The line's id; the empty string on the 201 that starts the batch. */
-                                PickBatchLineID: string;
-                                /** Format: uuid */
-                                OrderLineID: string;
-                                /** Format: uuid */
-                                ItemID: string;
-                                ItemNumberDisplay: string;
-                                ItemDescription: string;
-                                /** @description The code of the bin to pick from; empty when the item has none. */
-                                BinLocation: string;
-                                UnitOfMeasure: string;
-                                ShortReason: string;
-                                QtyToPick: number;
-                                QtyPicked: number;
-                                QtyShort: number;
-                                QtyOnHand: number;
-                                QtyAvailable: number;
-                                /** @enum {unknown} */
-                                Status: "pending" | "picked" | "short" | "skipped";
-                                /**
-                                 * @description Of the line's latest pick exception.
-                                 * @enum {unknown}
-                                 */
-                                ExceptionStatus: "" | "open" | "reviewed" | "superseded";
-                                /** Format: date-time */
-                                PackVerifiedAt: string | null;
-                                LocZone: string;
-                                LocAisle: string;
-                                LocRack: string;
-                                LocShelf: string;
-                            }[] | null;
-                            /**
-                             * @description Always null (a dead field of the spec).
-                             * @enum {object|null}
-                             */
-                            TrackingNumbers: never | null;
-                            /** @description The primary box: the live parcel with the lowest ParcelSeq. */
-                            TrackingNumber: string | null;
-                            /** @enum {string|null} */
-                            TrackingCarrier: "ups" | "fedex" | "usps" | "other" | null;
+                            ExceptionStatus: "" | "open" | "reviewed" | "superseded";
                             /** Format: date-time */
-                            TrackingCapturedAt: string | null;
-                            /** Format: date-time */
-                            TrackingFlaggedForOfficeAt: string | null;
-                            Parcels: {
-                                /** Format: uuid */
-                                ID: string;
-                                /** Format: uuid */
-                                PickBatchID: string;
-                                ParcelSeq: number;
-                                TrackingNumber: string;
-                                /** @enum {unknown} */
-                                TrackingCarrier: "ups" | "fedex" | "usps" | "other";
-                                /** Format: date-time */
-                                TrackingCapturedAt: string;
-                                TrackingCapturedByName: string | null;
-                            }[] | null;
-                            /** @description null with StagedAt set: handed over directly. */
-                            StagedSlot: string | null;
-                            /** Format: date-time */
-                            StagedAt: string | null;
-                            /** @enum {string|null} */
-                            StagedLocType: "staging" | "shipping" | null;
+                            PackVerifiedAt: string | null;
+                            LocZone: string;
+                            LocAisle: string;
+                            LocRack: string;
+                            LocShelf: string;
                         };
                     };
                 };
@@ -19275,82 +19137,36 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description The line's id; the empty string on the 201 that starts the batch. */
+                            PickBatchLineID: string;
                             /** Format: uuid */
-                            ID: string;
+                            OrderLineID: string;
                             /** Format: uuid */
-                            OrderID: string;
-                            OrderNumber: number;
-                            CustomerName: string;
-                            ManufacturerName: string;
+                            ItemID: string;
+                            ItemNumberDisplay: string;
+                            ItemDescription: string;
+                            /** @description The code of the bin to pick from; empty when the item has none. */
+                            BinLocation: string;
+                            UnitOfMeasure: string;
+                            ShortReason: string;
+                            QtyToPick: number;
+                            QtyPicked: number;
+                            QtyShort: number;
+                            QtyOnHand: number;
+                            QtyAvailable: number;
+                            /** @enum {unknown} */
+                            Status: "pending" | "picked" | "short" | "skipped";
                             /**
-                             * @description The spec's statuses, and cancelled for a batch cancelled before it shipped.
+                             * @description Of the line's latest pick exception.
                              * @enum {unknown}
                              */
-                            Status: "in_progress" | "completed" | "packed" | "shipped" | "cancelled";
-                            Lines: {
-                                /** @description The line's id; the empty string on the 201 that starts the batch. */
-                                PickBatchLineID: string;
-                                /** Format: uuid */
-                                OrderLineID: string;
-                                /** Format: uuid */
-                                ItemID: string;
-                                ItemNumberDisplay: string;
-                                ItemDescription: string;
-                                /** @description The code of the bin to pick from; empty when the item has none. */
-                                BinLocation: string;
-                                UnitOfMeasure: string;
-                                ShortReason: string;
-                                QtyToPick: number;
-                                QtyPicked: number;
-                                QtyShort: number;
-                                QtyOnHand: number;
-                                QtyAvailable: number;
-                                /** @enum {unknown} */
-                                Status: "pending" | "picked" | "short" | "skipped";
-                                /**
-                                 * @description Of the line's latest pick exception.
-                                 * @enum {unknown}
-                                 */
-                                ExceptionStatus: "" | "open" | "reviewed" | "superseded";
-                                /** Format: date-time */
-                                PackVerifiedAt: string | null;
-                                LocZone: string;
-                                LocAisle: string;
-                                LocRack: string;
-                                LocShelf: string;
-                            }[] | null;
-                            /**
-                             * @description Always null (a dead field of the spec).
-                             * @enum {object|null}
-                             */
-                            TrackingNumbers: never | null;
-                            /** @description The primary box: the live parcel with the lowest ParcelSeq. */
-                            TrackingNumber: string | null;
-                            /** @enum {string|null} */
-                            TrackingCarrier: "ups" | "fedex" | "usps" | "other" | null;
+                            ExceptionStatus: "" | "open" | "reviewed" | "superseded";
                             /** Format: date-time */
-                            TrackingCapturedAt: string | null;
-                            /** Format: date-time */
-                            TrackingFlaggedForOfficeAt: string | null;
-                            Parcels: {
-                                /** Format: uuid */
-                                ID: string;
-                                /** Format: uuid */
-                                PickBatchID: string;
-                                ParcelSeq: number;
-                                TrackingNumber: string;
-                                /** @enum {unknown} */
-                                TrackingCarrier: "ups" | "fedex" | "usps" | "other";
-                                /** Format: date-time */
-                                TrackingCapturedAt: string;
-                                TrackingCapturedByName: string | null;
-                            }[] | null;
-                            /** @description null with StagedAt set: handed over directly. */
-                            StagedSlot: string | null;
-                            /** Format: date-time */
-                            StagedAt: string | null;
-                            /** @enum {string|null} */
-                            StagedLocType: "staging" | "shipping" | null;
+                            PackVerifiedAt: string | null;
+                            LocZone: string;
+                            LocAisle: string;
+                            LocRack: string;
+                            LocShelf: string;
                         };
                     };
                 };
@@ -19416,82 +19232,36 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description The line's id; the empty string on the 201 that starts the batch. */
+                            PickBatchLineID: string;
                             /** Format: uuid */
-                            ID: string;
+                            OrderLineID: string;
                             /** Format: uuid */
-                            OrderID: string;
-                            OrderNumber: number;
-                            CustomerName: string;
-                            ManufacturerName: string;
+                            ItemID: string;
+                            ItemNumberDisplay: string;
+                            ItemDescription: string;
+                            /** @description The code of the bin to pick from; empty when the item has none. */
+                            BinLocation: string;
+                            UnitOfMeasure: string;
+                            ShortReason: string;
+                            QtyToPick: number;
+                            QtyPicked: number;
+                            QtyShort: number;
+                            QtyOnHand: number;
+                            QtyAvailable: number;
+                            /** @enum {unknown} */
+                            Status: "pending" | "picked" | "short" | "skipped";
                             /**
-                             * @description The spec's statuses, and cancelled for a batch cancelled before it shipped.
+                             * @description Of the line's latest pick exception.
                              * @enum {unknown}
                              */
-                            Status: "in_progress" | "completed" | "packed" | "shipped" | "cancelled";
-                            Lines: {
-                                /** @description The line's id; the empty string on the 201 that starts the batch. */
-                                PickBatchLineID: string;
-                                /** Format: uuid */
-                                OrderLineID: string;
-                                /** Format: uuid */
-                                ItemID: string;
-                                ItemNumberDisplay: string;
-                                ItemDescription: string;
-                                /** @description The code of the bin to pick from; empty when the item has none. */
-                                BinLocation: string;
-                                UnitOfMeasure: string;
-                                ShortReason: string;
-                                QtyToPick: number;
-                                QtyPicked: number;
-                                QtyShort: number;
-                                QtyOnHand: number;
-                                QtyAvailable: number;
-                                /** @enum {unknown} */
-                                Status: "pending" | "picked" | "short" | "skipped";
-                                /**
-                                 * @description Of the line's latest pick exception.
-                                 * @enum {unknown}
-                                 */
-                                ExceptionStatus: "" | "open" | "reviewed" | "superseded";
-                                /** Format: date-time */
-                                PackVerifiedAt: string | null;
-                                LocZone: string;
-                                LocAisle: string;
-                                LocRack: string;
-                                LocShelf: string;
-                            }[] | null;
-                            /**
-                             * @description Always null (a dead field of the spec).
-                             * @enum {object|null}
-                             */
-                            TrackingNumbers: never | null;
-                            /** @description The primary box: the live parcel with the lowest ParcelSeq. */
-                            TrackingNumber: string | null;
-                            /** @enum {string|null} */
-                            TrackingCarrier: "ups" | "fedex" | "usps" | "other" | null;
+                            ExceptionStatus: "" | "open" | "reviewed" | "superseded";
                             /** Format: date-time */
-                            TrackingCapturedAt: string | null;
-                            /** Format: date-time */
-                            TrackingFlaggedForOfficeAt: string | null;
-                            Parcels: {
-                                /** Format: uuid */
-                                ID: string;
-                                /** Format: uuid */
-                                PickBatchID: string;
-                                ParcelSeq: number;
-                                TrackingNumber: string;
-                                /** @enum {unknown} */
-                                TrackingCarrier: "ups" | "fedex" | "usps" | "other";
-                                /** Format: date-time */
-                                TrackingCapturedAt: string;
-                                TrackingCapturedByName: string | null;
-                            }[] | null;
-                            /** @description null with StagedAt set: handed over directly. */
-                            StagedSlot: string | null;
-                            /** Format: date-time */
-                            StagedAt: string | null;
-                            /** @enum {string|null} */
-                            StagedLocType: "staging" | "shipping" | null;
+                            PackVerifiedAt: string | null;
+                            LocZone: string;
+                            LocAisle: string;
+                            LocRack: string;
+                            LocShelf: string;
                         };
                     };
                 };

@@ -15,12 +15,12 @@ export const WAREHOUSE_SHIPPED = sql<number>`qty_shipped - case when direct_ship
 /** Batches on their way out: their lines hold the order line's units. */
 export const LIVE_BATCH = ['in_progress', 'completed', 'packed'] as const;
 
-/** A line of a session as the session query returns it (nested as JSON: its time is a string). */
+/** A line of a session as the session query returns it (its time a string when nested as JSON). */
 export type SessionLineRow = Pick<Selectable<PickBatchLinesTable>, 'id' | 'order_line_id' | 'item_id' | 'bin_location' | 'short_reason' | 'qty_to_pick' | 'qty_picked' | 'qty_short' | 'status'>
   & Pick<Selectable<OrderLinesTable>, 'item_number_display' | 'item_description' | 'unit_of_measure'>
   & Pick<Selectable<ItemsTable>, 'qty_on_hand' | 'qty_available'>
   & Pick<Selectable<LocationsTable>, 'zone' | 'aisle' | 'rack' | 'shelf'>
-  & { pack_verified_at: string | null; exception_status: string | null };
+  & { pack_verified_at: string | Date | null; exception_status: string | null };
 
 export type SessionRow = Pick<Selectable<PickBatchesTable>, 'id' | 'order_id' | 'status' | 'tracking_number' | 'tracking_carrier' | 'tracking_captured_at'
   | 'tracking_flagged_for_office_at' | 'staged_slot' | 'staged_at' | 'staged_loc_type' | 'created_at'> & {
@@ -32,6 +32,26 @@ export type SessionRow = Pick<Selectable<PickBatchesTable>, 'id' | 'order_id' | 
     & { captured_at: string; captured_by_name: string | null })[];
 };
 
+/** Lines (`where` over pick_batch_lines l) as a session shows them, with their line numbers. */
+function sessionLines(where: RawBuilder<unknown>) {
+  return sql<SessionLineRow & { line_number: number }>`
+    select l.id, l.order_line_id, l.item_id, ol.item_number_display, ol.item_description, l.bin_location, ol.unit_of_measure,
+      l.short_reason, l.qty_to_pick, l.qty_picked, l.qty_short, i.qty_on_hand, i.qty_available, l.status, l.pack_verified_at,
+      loc.zone, loc.aisle, loc.rack, loc.shelf, ol.line_number,
+      (select e.status from pick_exceptions e where e.pick_batch_line_id = l.id order by e.created_at desc, e.id desc limit 1) as exception_status
+    from pick_batch_lines l
+    join order_lines ol on ol.id = l.order_line_id
+    join items i on i.id = l.item_id
+    -- A lookup per line by its unique code (limit 1 keeps it one): joined whole, the planner reads every location.
+    left join lateral (select zone, aisle, rack, shelf from locations where location_code = l.bin_location limit 1) loc on true
+    where ${where}`;
+}
+
+/** One line of a batch as the session shows it (no row when it is another batch's). */
+export function sessionLineQuery(batchId: string, lineId: string) {
+  return sessionLines(sql`l.id = ${lineId} and l.pick_batch_id = ${batchId}`);
+}
+
 /**
  * Batches as sessions, with their lines and parcels, in one query. Written as SQL text rather than built: every floor
  * request answers with it, and building and compiling it each time cost more than running it.
@@ -41,18 +61,7 @@ function sessionsWhere(where: RawBuilder<unknown>) {
     select b.id, b.order_id, o.order_number, c.name as customer_name, m.name as manufacturer_name, b.status,
       b.tracking_number, b.tracking_carrier, b.tracking_captured_at, b.tracking_flagged_for_office_at,
       b.staged_slot, b.staged_at, b.staged_loc_type, b.created_at,
-      (select coalesce(json_agg(line order by line.line_number), '[]') from (
-        select l.id, l.order_line_id, l.item_id, ol.item_number_display, ol.item_description, l.bin_location, ol.unit_of_measure,
-          l.short_reason, l.qty_to_pick, l.qty_picked, l.qty_short, i.qty_on_hand, i.qty_available, l.status, l.pack_verified_at,
-          loc.zone, loc.aisle, loc.rack, loc.shelf, ol.line_number,
-          (select e.status from pick_exceptions e where e.pick_batch_line_id = l.id order by e.created_at desc, e.id desc limit 1) as exception_status
-        from pick_batch_lines l
-        join order_lines ol on ol.id = l.order_line_id
-        join items i on i.id = l.item_id
-        -- A lookup per line by its unique code (limit 1 keeps it one): joined whole, the planner reads every location.
-        left join lateral (select zone, aisle, rack, shelf from locations where location_code = l.bin_location limit 1) loc on true
-        where l.pick_batch_id = b.id
-      ) line) as lines,
+      (select coalesce(json_agg(line order by line.line_number), '[]') from (${sessionLines(sql`l.pick_batch_id = b.id`)}) line) as lines,
       (select coalesce(json_agg(parcel order by parcel.parcel_seq), '[]') from (
         select p.id, p.pick_batch_id, p.parcel_seq, p.tracking_number, p.carrier, p.captured_at, u.name as captured_by_name
         from pick_batch_parcels p left join users u on u.id = p.captured_by

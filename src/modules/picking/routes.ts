@@ -7,17 +7,18 @@ import type { App, ModuleDeps } from '../../http/types.ts';
 import { OrderDetail } from '../orders/schemas.ts';
 import { packBatch } from './packing.ts';
 import {
-  BatchParams, DEFAULT_PER_PAGE, LineParams, ListBatchesQuery, MispickBody, ParcelParams, PickBody, PickSession, PickupBody,
+  BatchParams, DEFAULT_PER_PAGE, LineParams, ListBatchesQuery, MispickBody, ParcelParams, PickBody, PickLine, PickSession, PickupBody,
   PickupParams, QualityBody, ShipBody, ShortBody, StageBody, StartBatch, TrackingBody,
 } from './schemas.ts';
 import {
   cancelBatch, completeBatch, flagQuality, listBatches, mispickLine, pickLine, readSession, shortLine, startBatch, verifyLine,
 } from './service.ts';
-import type { PickSessionResponse } from './serialize.ts';
+import type { PickSessionLineResponse, PickSessionResponse } from './serialize.ts';
 import { addParcel, flagTracking, pickUpOrder, removeParcel, setTracking, shipBatch, stageBatch } from './shipping.ts';
 
 const tags = ['Pick, pack and ship'];
 const session = responses({ 200: DataEnvelope(PickSession) });
+const sessionLine = responses({ 200: DataEnvelope(PickLine) });
 const picking = { permission: 'picking.execute' } as const;
 const shipping = { permission: 'shipping.edit' } as const;
 // The office reads batches with its orders; the floor reads the batches it works.
@@ -53,12 +54,13 @@ export async function pickingRoutes(app: App, deps: ModuleDeps) {
     schema: { tags, summary: 'A pick batch as a pick session', params: BatchParams, response: session },
   }, async (request) => ({ data: await readSession(db, actorOf(request), request.params.id) }));
 
-  // The route table of the floor's actions: each answers with the batch as it is now.
-  type LineAction = (actor: Actor, batchId: string, lineId: string, body: any) => Promise<PickSessionResponse>;
+  // The route table of the floor's actions. A line action answers with its line as the session shows it now (it changes
+  // nothing else of the batch); a batch action with the batch as it is now.
+  type LineAction = (actor: Actor, batchId: string, lineId: string, body: any) => Promise<PickSessionLineResponse>;
   const lineRoute = (path: string, summary: string, description: string, body: TSchema | null, act: LineAction) =>
     app.post(`/pick-batches/:id/lines/:lineId/${path}`, {
       config: picking,
-      schema: { tags, summary, description, params: LineParams, ...(body ? { body } : {}), response: session },
+      schema: { tags, summary, description: `${description} Answers with the line as the session shows it.`, params: LineParams, ...(body ? { body } : {}), response: sessionLine },
     }, async (request) => ({ data: await act(actorOf(request), request.params.id, request.params.lineId, request.body) }));
 
   lineRoute('pick', 'Pick units of a line', 'Picks add up to QtyToPick (more is 422); the line is picked when they reach it. ' +

@@ -1,12 +1,12 @@
 // A pick batch as the spec's Pick session: PascalCase, nullable line columns flattened to "", empty arrays as null.
-import type { SessionRow } from './queries.ts';
+import type { SessionLineRow, SessionRow } from './queries.ts';
 
 // Nested rows arrive as JSON, their times as PostgreSQL writes them: made Dates again, so they leave as UTC ISO 8601.
 const time = (value: string | Date | null) => (value === null ? null : new Date(value));
 
-/** `started`: the 201 that starts the batch, where each line's PickBatchLineID is the empty string (spec). */
-export function serializeSession(row: SessionRow, options: { started?: boolean } = {}) {
-  const lines = row.lines.map((line) => ({
+/** A line as the session shows it; `started`: on the 201 that starts the batch, its PickBatchLineID is "" (spec). */
+export function serializeLine(line: SessionLineRow, options: { started?: boolean } = {}) {
+  return {
     PickBatchLineID: options.started ? '' : line.id,
     OrderLineID: line.order_line_id,
     ItemID: line.item_id,
@@ -27,7 +27,14 @@ export function serializeSession(row: SessionRow, options: { started?: boolean }
     LocAisle: line.aisle ?? '',
     LocRack: line.rack ?? '',
     LocShelf: line.shelf ?? '',
-  }));
+  };
+}
+
+export type PickSessionLineResponse = ReturnType<typeof serializeLine>;
+
+/** `started`: the 201 that starts the batch, where each line's PickBatchLineID is the empty string (spec). */
+export function serializeSession(row: SessionRow, options: { started?: boolean } = {}) {
+  const lines = row.lines.map((line) => serializeLine(line, options));
   const parcels = row.parcels.map((parcel) => ({
     ID: parcel.id,
     PickBatchID: parcel.pick_batch_id,

@@ -10,10 +10,10 @@ import { conflict, invalidRequest, invalidStatus, notFound } from '../../domain/
 import type { Page } from '../../http/pagination.ts';
 import { openException } from '../exceptions/service.ts';
 import {
-  LIVE_BATCH, lineOf, listSessions, lockBatch, sessionOf, sessionQuery, WAREHOUSE_SHIPPED, type BatchFilter, type BatchLineRow, type BatchRow,
-  type SessionRow,
+  LIVE_BATCH, lineOf, listSessions, lockBatch, sessionLineQuery, sessionOf, sessionQuery, WAREHOUSE_SHIPPED, type BatchFilter, type BatchLineRow,
+  type BatchRow, type SessionLineRow, type SessionRow,
 } from './queries.ts';
-import { serializeSession } from './serialize.ts';
+import { serializeLine, serializeSession } from './serialize.ts';
 import { blockExceptionId } from '../orders/queries.ts';
 
 export function requireBatchStatus(batch: BatchRow, allowed: readonly string[], action: string) {
@@ -99,8 +99,14 @@ export function batchWrite(db: Kysely<DB>, actor: Actor, batchId: string, work: 
   });
 }
 
+/** A line action that takes more than one statement: the order and the batch locked; it answers with the line. */
 function lineAction(db: Kysely<DB>, actor: Actor, batchId: string, lineId: string, work: (tx: Transaction<DB>, batch: BatchRow, line: BatchLineRow) => Promise<void>) {
-  return batchWrite(db, actor, batchId, async (tx, batch) => work(tx, batch, await lineOf(tx, batchId, lineId)));
+  return inTransaction(db, async (tx) => {
+    const batch = await lockBatch(tx, actor, batchId);
+    await work(tx, batch, await lineOf(tx, batchId, lineId));
+    const { rows: [line] } = await sessionLineQuery(batchId, lineId).execute(tx);
+    return serializeLine(line!);
+  });
 }
 
 const lineChange = (line: BatchLineRow, after: Partial<BatchLineRow>) => ({
@@ -120,10 +126,10 @@ interface LineChange {
 }
 
 /** A floor action as one statement: `write` is its WITH clauses, the one named `changed` returns what it changed. */
-interface OneStatementAction<Changed> {
+interface OneStatementAction<Row> {
   write: RawBuilder<unknown>;
-  /** The session with the change laid over it (the statement's own read sees the batch as the statement began). */
-  overlay: (session: SessionRow, changed: Changed) => SessionRow;
+  /** What the answer is made of, read by the same statement: as the batch was when the statement began. */
+  read: RawBuilder<Row>;
   /** Nothing changed: says why (throws), or 'done' when nothing needed to change; returning nothing asks for another try. */
   explain: (batch: BatchRow) => Promise<'done' | void>;
 }
@@ -131,22 +137,22 @@ interface OneStatementAction<Changed> {
 /**
  * Pick, verify and complete are most of the floor's requests (pick and verify each line), so each is one statement,
  * one round trip to the database: it changes the batch or its line where the action's rules hold (locking the batch
- * row), writes the history row, and reads the session to answer with. When nothing changed, the batch is read again
- * to say why. Statuses only move forward, so a second attempt is needed only when the batch reached the status the
- * action needs meanwhile (or the statement waited for a lock and judged the batch as it was before). They lock no
- * order: each takes one row lock, the batch's, so the order-then-batch locking of the other actions never waits on
- * them in a cycle.
+ * row), writes the history row, and reads what it answers with, as the statement began: the caller lays `changed` (the
+ * update's RETURNING) over it. When nothing changed, the batch is read again to say why; `changed` is then null.
+ * Statuses only move forward, so a second attempt is needed only when the batch reached the status the action needs
+ * meanwhile (or the statement waited for a lock and judged the batch as it was before). They lock no order: each takes
+ * one row lock, the batch's, so the order-then-batch locking of the other actions never waits on them in a cycle.
  */
-async function inOneStatement<Changed>(db: Kysely<DB>, actor: Actor, batchId: string, action: OneStatementAction<Changed>) {
+async function inOneStatement<Row, Changed>(db: Kysely<DB>, actor: Actor, batchId: string, action: OneStatementAction<Row>) {
   for (let attempt = 1; ; attempt++) {
-    const { rows: [session] } = await sql<SessionRow & { changed: Changed | null }>`
+    const { rows: [row] } = await sql<Row & { changed: Changed | null }>`
       with ${action.write}
-      select s.*, (select to_jsonb(changed) from changed) as changed from (${sessionQuery(actor, batchId)}) as s`.execute(db);
-    if (session?.changed) return serializeSession(action.overlay(session, session.changed));
+      select s.*, (select to_jsonb(changed) from changed) as changed from (${action.read}) as s`.execute(db);
+    if (row?.changed) return { row, changed: row.changed };
     const batch = await inPartnerScope(db.selectFrom('pick_batches').selectAll().where('id', '=', batchId), actor, 'manufacturer_id').executeTakeFirst();
     if (!batch) throw notFound('pick batch');
-    // Nothing needed to change: the statement's own read is the batch as it is.
-    if (await action.explain(batch) === 'done') return serializeSession(session!);
+    // Nothing needed to change: the statement's own read is the answer.
+    if (await action.explain(batch) === 'done') return { row: row!, changed: null };
     if (attempt === 2) throw conflict('the batch changed while this was done; read it and try again');
   }
 }
@@ -163,27 +169,27 @@ function historyOfChange(actor: Actor, batchId: string, action: string, before: 
     select ${actor.userId}, ${actor.apiKeyId}, 'pick_batch', ${batchId}, ${action}, manufacturer_id, ${before}, ${after} from changed`;
 }
 
-/** A line action in one statement: the line changes where the guard holds, on a batch with the status it needs. */
-function changeLine(db: Kysely<DB>, actor: Actor, batchId: string, lineId: string, change: LineChange) {
-  return inOneStatement<ChangedLine>(db, actor, batchId, {
+/**
+ * A line action in one statement: the line changes where the guard holds, on a batch with the status it needs. It
+ * answers with the line as the session shows it: a line action changes nothing else of the batch.
+ */
+async function changeLine(db: Kysely<DB>, actor: Actor, batchId: string, lineId: string, change: LineChange) {
+  const { row, changed } = await inOneStatement<SessionLineRow, ChangedLine>(db, actor, batchId, {
     write: sql`batch as (${lockedBatch(actor, batchId, change.batchStatus)}), changed as (
         update pick_batch_lines l set ${change.set}, updated_at = now()
         from batch where l.id = ${lineId} and l.pick_batch_id = batch.id and ${change.guard}
         returning l.*, batch.manufacturer_id
       ), history as (${historyOfChange(actor, batchId, change.action, sql`null`, change.after)})`,
-    overlay: withChangedLine,
+    read: sessionLineQuery(batchId, lineId),
     explain: async (batch) => change.explain(batch, await lineOf(db, batchId, lineId)),
   });
-}
-
-/** The columns a line action changes, as the update returned them (JSON, like the session's lines). */
-type ChangedLine = Pick<SessionRow['lines'][number], 'id' | 'status' | 'qty_picked' | 'qty_short' | 'short_reason' | 'pack_verified_at'>;
-
-/** The session with one line as a line action left it. */
-function withChangedLine(session: SessionRow, changed: ChangedLine): SessionRow {
+  if (!changed) return serializeLine(row);
   const { status, qty_picked, qty_short, short_reason, pack_verified_at } = changed;
-  return { ...session, lines: session.lines.map((line) => (line.id === changed.id ? { ...line, status, qty_picked, qty_short, short_reason, pack_verified_at } : line)) };
+  return serializeLine({ ...row, status, qty_picked, qty_short, short_reason, pack_verified_at });
 }
+
+/** The columns a line action changes, as the update returned them (JSON). */
+type ChangedLine = Pick<SessionLineRow, 'status' | 'qty_picked' | 'qty_short' | 'short_reason' | 'pack_verified_at'>;
 
 /** Picks units; picks add up, and the line is picked once they reach QtyToPick. */
 export function pickLine(db: Kysely<DB>, actor: Actor, batchId: string, lineId: string, qty: number) {
@@ -268,15 +274,15 @@ export function verifyLine(db: Kysely<DB>, actor: Actor, batchId: string, lineId
 }
 
 /** in_progress -> completed once no line is pending (each picked, short or set aside). */
-export function completeBatch(db: Kysely<DB>, actor: Actor, batchId: string) {
-  return inOneStatement<{ status: BatchRow['status'] }>(db, actor, batchId, {
+export async function completeBatch(db: Kysely<DB>, actor: Actor, batchId: string) {
+  const { row, changed } = await inOneStatement<SessionRow, { status: BatchRow['status'] }>(db, actor, batchId, {
     write: sql`changed as (
         update pick_batches b set status = 'completed', completed_at = now(), updated_at = now()
         from (${lockedBatch(actor, batchId, 'in_progress')}) batch
         where b.id = batch.id and not exists (select 1 from pick_batch_lines l where l.pick_batch_id = b.id and l.status = 'pending')
         returning b.status, b.manufacturer_id
       ), history as (${historyOfChange(actor, batchId, 'completed', sql`'{"status":"in_progress"}'::jsonb`, sql`'{"status":"completed"}'::jsonb`)})`,
-    overlay: (session, changed) => ({ ...session, status: changed.status }),
+    read: sessionQuery(actor, batchId),
     explain: async (batch) => {
       requireBatchStatus(batch, ['in_progress'], 'complete');
       const { n } = await db.selectFrom('pick_batch_lines').where('pick_batch_id', '=', batchId).where('status', '=', 'pending')
@@ -284,6 +290,7 @@ export function completeBatch(db: Kysely<DB>, actor: Actor, batchId: string) {
       if (Number(n) > 0) throw invalidStatus(`${n} line(s) still pending: pick, short or flag each before completing`);
     },
   });
+  return serializeSession(changed ? { ...row, status: changed.status } : row);
 }
 
 /**
