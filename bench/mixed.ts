@@ -124,8 +124,11 @@ export async function measureMixed(service: string, uncached: string, headers: R
       const { data } = (await call('POST', '/orders', work.orderBodies[n % work.orderBodies.length]))!;
       entered.push(data.order.id);
     }),
-    steadyWriter('stock adjustment', RATES.adjustments, (n) =>
-      call('POST', '/inventory/adjustments', { item_id: items[n % items.length], quantity: n % 2 ? -1 : 1, reason: 'bench mixed load' })),
+    // One unit in, then the same unit out again, item after item: no item goes below the stock it started with (an
+    // item without stock would refuse a -1 first). Each pair is two adjustments.
+    steadyWriter('stock adjustments (+1, then -1)', RATES.adjustments / 2, async (n) => {
+      for (const quantity of [1, -1]) await call('POST', '/inventory/adjustments', { item_id: items[n % items.length], quantity, reason: 'bench mixed load' });
+    }),
     steadyWriter(`receiving post (${RECEIVING_LINES} lines)`, RATES.receiving, async (n) => {
       const lines = Array.from({ length: RECEIVING_LINES }, (_, i) => ({ item_id: items[(n * RECEIVING_LINES + i) % items.length], qty_received: 5 }));
       const { data } = (await call('POST', '/receiving/import', { manufacturer_id: work.partner.id, lines }))!;

@@ -5,6 +5,7 @@ import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { createAdminKey } from '../src/bootstrap.ts';
 import { connectPostgres } from '../src/db/connect.ts';
@@ -98,6 +99,16 @@ async function onServer(statements: string[]): Promise<void> {
   }
 }
 
+async function autovacuumRuns(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: SERVER_URL });
+  await client.connect();
+  try {
+    return (await client.query('show autovacuum')).rows[0].autovacuum === 'on';
+  } finally {
+    await client.end();
+  }
+}
+
 async function benchDatabaseExists(): Promise<boolean> {
   const client = new pg.Client({ connectionString: SERVER_URL });
   await client.connect();
@@ -118,6 +129,9 @@ async function reuse(): Promise<Generated> {
   console.log('  reusing the data of an earlier run (BENCH_REUSE=1)');
   const database = connectPostgres(benchUrl, { poolSize: 1, statementTimeoutMs: 0 });
   try {
+    // As a generation ends: the earlier runs' writes leave dead rows and stale statistics (on a server without
+    // autovacuum, all of them), which the next run would measure instead of the service.
+    await sql`vacuum analyze`.execute(database.db);
     return { adminKey: await createAdminKey(database.db), timings: [], totalSeconds: 0 };
   } finally {
     await database.close();
@@ -279,6 +293,10 @@ async function main(): Promise<void> {
   mkdirSync(RESULTS, { recursive: true });
   console.log(`bench database ${DB_NAME} on ${new URL(SERVER_URL).host}: generating ${ITEMS} items, ${MOVEMENTS} movements, ${ORDERS} orders`);
   const generated: Generated = REUSE && await benchDatabaseExists() ? await reuse() : await regenerate();
+  if (!await autovacuumRuns()) {
+    console.log('  note: the server runs without autovacuum: the writes of a long section leave their dead rows in place ' +
+      '(the service vacuums only its list totals itself), so later reads of the same run pay for them');
+  }
   const items = await sampleItems(benchUrl, SAMPLES);
   const bodies = await orderBodies(benchUrl, SAMPLES);
 
