@@ -140,6 +140,12 @@ describe('line actions', () => {
     await ok(post(floor, `/pick-batches/${batch.ID}/lines/${second.PickBatchLineID}/short`, { qty_short: 1, reason: 'none' }));
     const completed = await ok(post(floor, `/pick-batches/${batch.ID}/complete`));
     assert.equal(completed.Status, 'completed');
+    assert.deepEqual(completed, await ok(get(`/pick-batches/${batch.ID}`)));
+    const stored = await t.db.selectFrom('pick_batches').select(['status', 'completed_at']).where('id', '=', batch.ID).executeTakeFirstOrThrow();
+    assert.equal(stored.status, 'completed');
+    assert.ok(stored.completed_at);
+    const history = await t.db.selectFrom('history').select(['before', 'after']).where('entity_id', '=', batch.ID).where('action', '=', 'completed').execute();
+    assert.deepEqual(history, [{ before: { status: 'in_progress' }, after: { status: 'completed' } }]);
     expectError(await post(floor, `/pick-batches/${batch.ID}/lines/${second.PickBatchLineID}/verify`), 422, 'invalid_status');
     expectError(await post(floor, `/pick-batches/${batch.ID}/pack`), 422, 'invalid_status');
     const verified = await ok(post(floor, `/pick-batches/${batch.ID}/lines/${first.PickBatchLineID}/verify`));
