@@ -93,14 +93,18 @@ function itemsConditions(eb: ItemsEb, f: ItemFilter): Expression<SqlBool> {
     const text = f.q.trim();
     const number = normalizeItemNumber(text);
     // A union of three index lookups (trigram indexes on number, description and alias) rather than one OR,
-    // which PostgreSQL could only answer by reading every item.
-    conditions.push(eb('i.id', 'in', (() => {
+    // which PostgreSQL could only answer by reading every item. Its ids are taken as an array, so the items are then
+    // fetched by primary key: as `id in (union)`, the plan hung on the estimate of the LIKE, and a pattern that
+    // happened to match one value of the column's sampled histogram was estimated at 1% of the catalogue (20 rows
+    // real), joined by reading every item (25 of 29 ms, measured on the bench).
+    const matches = (() => {
       const byDescription = eb.selectFrom('items as d').select('d.id').where('d.description', 'ilike', containsPattern(text));
       if (!number) return byDescription;
       return byDescription
         .union(eb.selectFrom('items as n').select('n.id').where('n.item_number_normalized', 'like', containsPattern(number)))
         .union(eb.selectFrom('item_aliases as a').select('a.item_id as id').where('a.alias_normalized', 'like', containsPattern(number)));
-    })()));
+    })();
+    conditions.push(sql<SqlBool>`i.id = any(array(${matches}))`);
   }
   return eb.and(conditions);
 }
