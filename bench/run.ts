@@ -89,38 +89,26 @@ const benchUrl = (() => {
   return url.toString();
 })();
 
-async function onServer(statements: string[]): Promise<void> {
+/** Runs `work` on a connection to the server's maintenance database (bench databases are made and dropped there). */
+async function onServer<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: SERVER_URL });
   await client.connect();
   try {
-    for (const statement of statements) await client.query(statement);
+    return await work(client);
   } finally {
     await client.end();
   }
 }
 
-async function autovacuumRuns(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: SERVER_URL });
-  await client.connect();
-  try {
-    return (await client.query('show autovacuum')).rows[0].autovacuum === 'on';
-  } finally {
-    await client.end();
-  }
-}
+const autovacuumRuns = () => onServer(async (client) => (await client.query('show autovacuum')).rows[0].autovacuum === 'on');
 
-async function benchDatabaseExists(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: SERVER_URL });
-  await client.connect();
-  try {
-    return (await client.query('select 1 from pg_database where datname = $1', [DB_NAME])).rowCount === 1;
-  } finally {
-    await client.end();
-  }
-}
+const benchDatabaseExists = () => onServer(async (client) => (await client.query('select 1 from pg_database where datname = $1', [DB_NAME])).rowCount === 1);
 
 async function regenerate(): Promise<Generated> {
-  await onServer([`drop database if exists ${DB_NAME} with (force)`, `create database ${DB_NAME}`]);
+  await onServer(async (client) => {
+    await client.query(`drop database if exists ${DB_NAME} with (force)`);
+    await client.query(`create database ${DB_NAME}`);
+  });
   return generate(benchUrl);
 }
 
@@ -379,7 +367,7 @@ async function cleanup(): Promise<void> {
   await stopChildren();
   rmSync(documentsDir, { recursive: true, force: true });
   if (KEEP) console.log(`kept database ${DB_NAME} (BENCH_KEEP=1): ${benchUrl}`);
-  else await onServer([`drop database if exists ${DB_NAME} with (force)`]).catch((e: Error) => console.error(`drop failed: ${e.message}`));
+  else await onServer((client) => client.query(`drop database if exists ${DB_NAME} with (force)`)).catch((e: Error) => console.error(`drop failed: ${e.message}`));
 }
 
 // Ctrl-C (or a CI timeout's SIGTERM) mid-run still stops the children and drops the database.

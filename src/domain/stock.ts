@@ -126,6 +126,7 @@ async function changeBins(tx: Transaction<DB>, changes: BinChange[], status: Bin
  * through its changes.
  */
 async function writeMovements(tx: Transaction<DB>, author: StockAuthor, changes: StockChange[]): Promise<MovementRow[]> {
+  if (changes.length === 0) return [];
   if (changes.some((change) => !Number.isInteger(change.quantity) || change.quantity === 0)) throw invalidRequest('quantity must be a non-zero integer');
   const items = new Map((await lockItems(tx, changes.map((change) => change.itemId))).map((item) => [item.id, item]));
   // The item rows are locked, so on-hand cannot change before the update; a bin never holds more than on-hand.

@@ -13,7 +13,7 @@ import {
   LIVE_BATCH, lineOf, listSessions, lockBatch, sessionLineQuery, sessionOf, sessionQuery, WAREHOUSE_SHIPPED, type BatchFilter, type BatchLineRow,
   type BatchRow, type SessionLineRow, type SessionRow,
 } from './queries.ts';
-import { serializeLine, serializeSession } from './serialize.ts';
+import { serializeLine, serializeSession, type PickSessionResponse } from './serialize.ts';
 import { blockExceptionId } from '../orders/queries.ts';
 
 export function requireBatchStatus(batch: BatchRow, allowed: readonly string[], action: string) {
@@ -90,20 +90,23 @@ function requireOpenLine(batch: BatchRow, line: BatchLineRow, action: string, al
   if (!allowed.includes(line.status)) throw invalidStatus(`line is ${line.status}; cannot ${action} it`);
 }
 
-/** Every action on a batch: one transaction with the order and the batch locked; it answers with the batch as it is now. */
-export function batchWrite(db: Kysely<DB>, actor: Actor, batchId: string, work: (tx: Transaction<DB>, batch: BatchRow) => Promise<void>) {
+/**
+ * Every action on a batch but the one-statement ones: one transaction with the order and the batch locked; it answers
+ * with `answer` (by default the batch as it is now).
+ */
+export function batchWrite<T = PickSessionResponse>(
+  db: Kysely<DB>, actor: Actor, batchId: string, work: (tx: Transaction<DB>, batch: BatchRow) => Promise<void>,
+  answer: (tx: Transaction<DB>) => Promise<T> = (tx) => readSession(tx, actor, batchId) as Promise<T>,
+) {
   return inTransaction(db, async (tx) => {
-    const batch = await lockBatch(tx, actor, batchId);
-    await work(tx, batch);
-    return readSession(tx, actor, batchId);
+    await work(tx, await lockBatch(tx, actor, batchId));
+    return answer(tx);
   });
 }
 
 /** A line action that takes more than one statement: the order and the batch locked; it answers with the line. */
 function lineAction(db: Kysely<DB>, actor: Actor, batchId: string, lineId: string, work: (tx: Transaction<DB>, batch: BatchRow, line: BatchLineRow) => Promise<void>) {
-  return inTransaction(db, async (tx) => {
-    const batch = await lockBatch(tx, actor, batchId);
-    await work(tx, batch, await lineOf(tx, batchId, lineId));
+  return batchWrite(db, actor, batchId, async (tx, batch) => work(tx, batch, await lineOf(tx, batchId, lineId)), async (tx) => {
     const { rows: [line] } = await sessionLineQuery(batchId, lineId).execute(tx);
     return serializeLine(line!);
   });
@@ -275,7 +278,7 @@ export function verifyLine(db: Kysely<DB>, actor: Actor, batchId: string, lineId
 
 /** in_progress -> completed once no line is pending (each picked, short or set aside). */
 export async function completeBatch(db: Kysely<DB>, actor: Actor, batchId: string) {
-  const { row, changed } = await inOneStatement<SessionRow, { status: BatchRow['status'] }>(db, actor, batchId, {
+  const { row } = await inOneStatement<SessionRow, { status: BatchRow['status'] }>(db, actor, batchId, {
     write: sql`changed as (
         update pick_batches b set status = 'completed', completed_at = now(), updated_at = now()
         from (${lockedBatch(actor, batchId, 'in_progress')}) batch
@@ -290,7 +293,8 @@ export async function completeBatch(db: Kysely<DB>, actor: Actor, batchId: strin
       if (Number(n) > 0) throw invalidStatus(`${n} line(s) still pending: pick, short or flag each before completing`);
     },
   });
-  return serializeSession(changed ? { ...row, status: changed.status } : row);
+  // Its explanation never says 'done': an answer here is a batch the statement completed.
+  return serializeSession({ ...row, status: 'completed' });
 }
 
 /**
