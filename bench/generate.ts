@@ -224,6 +224,9 @@ const STEPS: [step: string, ...statements: string[]][] = [
     `insert into list_counts (list, manufacturer_id, status, flags, n)
      select 'items', manufacturer_id, status, item_stock_flags(qty_on_hand, qty_available, reorder_level, price_1), count(*)
      from item_stock_state group by 2, 3, 4`,
+    `insert into list_counts (list, manufacturer_id, status, moved_on, n)
+     select 'items_moved', manufacturer_id, status, counted_movement_day(date_last_movement), count(*)
+     from item_stock_state where counted_movement_day(date_last_movement) is not null group by 2, 3, 4`,
     `insert into list_counts (list, manufacturer_id, status, n) select 'orders', manufacturer_id, status, count(*) from orders group by 2, 3`,
     `insert into list_counts (list, manufacturer_id, status, n)
      select 'movements', manufacturer_id, movement_type, count(*) from inventory_movements group by 2, 3`],

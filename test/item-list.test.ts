@@ -77,9 +77,16 @@ describe('list', () => {
     assert.deepEqual(numbers(await list('uom=FT')), ['ZED-500']);
   });
 
-  test('movement: no movement in N days, never moved included', async () => {
-    assert.deepEqual(numbers(await list(`movement=30d&manufacturer=${north}`)), ['ABC-1200', 'MID-ABC-9', 'ZED-500']);
-    assert.deepEqual(numbers(await list(`movement=90d&manufacturer=${north}`)), ['MID-ABC-9', 'ZED-500']);
+  test('movement: no movement in N days, never moved included; the total from the day counts', async () => {
+    const thirty = await list(`movement=30d&manufacturer=${north}`);
+    assert.deepEqual(numbers(thirty), ['ABC-1200', 'MID-ABC-9', 'ZED-500']);
+    assert.equal(thirty.body.meta.total_count, 3);
+    const ninety = await list(`movement=90d&manufacturer=${north}`);
+    assert.deepEqual(numbers(ninety), ['MID-ABC-9', 'ZED-500']);
+    assert.equal(ninety.body.meta.total_count, 2);
+    const allPartners = await list('movement=30d&per_page=1');
+    assert.equal(allPartners.body.data.length, 1);
+    assert.equal(allPartners.body.meta.total_count, (await list('movement=30d&per_page=100')).body.data.length);
   });
 
   test('velocity over a year of outbound shipments', async () => {

@@ -5,13 +5,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../src/db/schema.ts';
-import { countedTotal, foldListCounts } from '../src/db/list-counts.ts';
+import { countedTotal, foldListCounts, itemsNotMovedTotal } from '../src/db/list-counts.ts';
 import { adjust, call, createManufacturer, onPostgres, startApp, type TestApp } from './helpers.ts';
 import { setUpFloor, stockedItem, releasedOrder, type Floor } from './picking-kit.ts';
 
 const ORDER_STATUSES = ['entered', 'released', 'partial', 'shipped', 'billed', 'closed', 'cancelled'];
 const ITEM_STATUSES = ['active', 'inactive', 'discontinued'];
 // The list's stock filters, written out independently of item_stock_flags, in the bit order of migration 0017.
+// The item list's movement windows (movement=30d ...), in days.
+const MOVEMENT_DAYS = [30, 90, 180, 365];
 const FILTER_SQL = [
   'qty_on_hand < 0', 'qty_available < 0', 'qty_on_hand = 0', 'reorder_level > 0 and qty_available < reorder_level', 'price_1 is null',
 ];
@@ -38,12 +40,17 @@ async function assertTotalsExact(db: Kysely<DB>, partners: string[]) {
         const where = `${byPartner} and ${statuses.length ? `status in (${inList(statuses)})` : 'true'} and ${chosen.length ? `((${chosen.join(') or (')}))` : 'true'}`;
         assert.equal(await countedTotal(db, { list: 'items', manufacturerId: partner, statuses, anyFlags: flags }), await counted(db, 'item_stock_state', where), `items where ${where}`);
       }
+      if (!statuses.length) continue;
+      for (const days of MOVEMENT_DAYS) {
+        const where = `${byPartner} and status in (${inList(statuses)}) and (date_last_movement is null or date_last_movement < now() - interval '${days} days')`;
+        assert.equal(await itemsNotMovedTotal(db, { manufacturerId: partner, statuses, days }), await counted(db, 'item_stock_state', where), `items where ${where}`);
+      }
     }
   }
 }
 
 const keysWithSeveralRows = async (db: Kysely<DB>) => (await sql<{ n: number }>`select count(*)::int as n from (
-  select 1 from list_counts group by list, manufacturer_id, status, flags having count(*) > 1) k`.execute(db)).rows[0]!.n;
+  select 1 from list_counts group by list, manufacturer_id, status, flags, moved_on having count(*) > 1) k`.execute(db)).rows[0]!.n;
 
 // One app for the file: the concurrent round runs after the first, on the same warehouse.
 let t: TestApp;
@@ -81,9 +88,19 @@ describe('list totals maintained by the database', () => {
 
   test('writes behind the app: a bulk load, a statement over many rows, deletes; a fold keeps every total and leaves a row per key', async () => {
     const partner = await createManufacturer(t, 'CNT');
-    await sql`insert into items (manufacturer_id, item_number_display, item_number_normalized, description, qty_on_hand, reorder_level, price_1)
-      select ${partner}, 'CNT-' || n, 'CNT' || n, 'counted', n % 5 - 1, n % 3, case when n % 4 = 0 then null else 2 end
+    // Last movements spread over 500 days (beyond the 400 the day counts keep), some never; the first 48 every half
+    // hour of the UTC day the 30-day window starts on, before and after its start whatever the time of the run, and two
+    // 3 minutes either side of it.
+    await sql`insert into items (manufacturer_id, item_number_display, item_number_normalized, description, qty_on_hand, reorder_level, price_1, date_last_movement)
+      select ${partner}, 'CNT-' || n, 'CNT' || n, 'counted', n % 5 - 1, n % 3, case when n % 4 = 0 then null else 2 end,
+        case when n <= 48 then date_trunc('day', (now() - interval '30 days') at time zone 'UTC') at time zone 'UTC'
+               + (n - 1) * interval '30 minutes' + interval '7 minutes'
+             when n in (61, 62) then now() - interval '30 days' + (n - 61.5) * interval '6 minutes'
+             when n % 7 = 0 then null
+             else now() - (n * 37 % 500) * interval '1 day' - (n % 24) * interval '1 hour' end
       from generate_series(1, 300) n`.execute(t.db);
+    await sql`update items set date_last_movement = now() - (length(item_number_normalized) * 45) * interval '1 day'
+      where manufacturer_id = ${partner} and item_number_normalized like 'CNT5%'`.execute(t.db);
     await sql`update items set qty_committed = qty_committed + 2, status = case when qty_on_hand > 2 then 'inactive' else status end
       where manufacturer_id = ${partner}`.execute(t.db);
     await sql`update items set qty_on_hand = qty_on_hand + 1 where manufacturer_id = ${partner} and item_number_normalized like 'CNT1%'`.execute(t.db);
@@ -92,8 +109,16 @@ describe('list totals maintained by the database', () => {
     await assertTotalsExact(t.db, [floor.partner, floor.otherPartner, partner]);
 
     assert.ok(await keysWithSeveralRows(t.db) > 0, 'changes appended rows');
+    // A day count left from when its day was within 400 days: the fold drops it, as no window reads it.
+    await sql`insert into list_counts (list, manufacturer_id, status, moved_on, n)
+      values ('items_moved', ${partner}, 'active', (now() - interval '401 days')::date, 3)`.execute(t.db);
     await foldListCounts(t.db);
+    const aged = await sql<{ n: number }>`select count(*)::int as n from list_counts
+      where list = 'items_moved' and moved_on <= (now() - interval '400 days')::date`.execute(t.db);
+    assert.equal(aged.rows[0]!.n, 0, 'no day count older than 400 days');
     assert.equal(await keysWithSeveralRows(t.db), 0, 'a row per key after the fold');
+    const unfolded = await sql<{ n: number }>`select count(*)::int as n from list_counts where not folded`.execute(t.db);
+    assert.equal(unfolded.rows[0]!.n, 0, 'every row is marked folded, so the next fold looks at none of them');
     await assertTotalsExact(t.db, [floor.partner, floor.otherPartner, partner]);
     const zero = await sql<{ n: number }>`select count(*)::int as n from list_counts where n = 0`.execute(t.db);
     assert.equal(zero.rows[0]!.n, 0, 'keys that sum to nothing are dropped');

@@ -1,5 +1,5 @@
 // Totals of the order and item lists and of the movement ledger from the counts the database maintains (migrations
-// 0017, 0018), and the fold that keeps them a row per key. A total is the sum of its key's rows, read in the caller's
+// 0017-0019), and the fold that keeps them a row per key. A total is the sum of its key's rows, read in the caller's
 // snapshot: as exact as count(*).
 import { sql, type Kysely } from 'kysely';
 import type { DB } from './schema.ts';
@@ -25,22 +25,55 @@ export async function countedTotal(db: Kysely<DB>, key: CountedList): Promise<nu
 }
 
 /**
- * Sums each key that has several rows into one. Safe in every instance at once: a row another fold deleted first is
- * skipped by this one's delete (and so left out of its sum), and readers see the rows either before or after.
+ * The items of a partner (or all) in these statuses that have not moved in the last `days` days, never-moved ones
+ * included (the item list's movement window): the item total less the items whose last movement counts on a later day
+ * than the window's first, less those that moved on that first day after the window began (one day's items, counted
+ * from item_stock_state_status_movement_idx). Exact, as count(*), in the caller's snapshot.
+ */
+export async function itemsNotMovedTotal(db: Kysely<DB>, key: { manufacturerId?: string; statuses: readonly string[]; days: number }): Promise<number> {
+  const partner = (column: string) => (key.manufacturerId ? sql`and ${sql.ref(column)} = ${key.manufacturerId}` : sql``);
+  const statuses = [...key.statuses];
+  const { rows } = await sql<{ total: number }>`
+    with window_start as (select now() - make_interval(days => ${key.days}) as at),
+    first_day as (select at, (at at time zone 'UTC')::date as day from window_start)
+    select (
+      (select coalesce(sum(n), 0) from list_counts
+        where list = 'items' and status = any(${statuses}::text[]) ${partner('manufacturer_id')})
+      - (select coalesce(sum(c.n), 0) from list_counts c, first_day f
+        where c.list = 'items_moved' and c.moved_on > f.day and c.status = any(${statuses}::text[]) ${partner('c.manufacturer_id')})
+      - (select count(*) from item_stock_state s, first_day f
+        where s.status = any(${statuses}::text[]) ${partner('s.manufacturer_id')}
+          and s.date_last_movement >= f.at and s.date_last_movement < (f.day + 1)::timestamp at time zone 'UTC')
+    )::int as total`.execute(db);
+  return rows[0]!.total;
+}
+
+/**
+ * Sums the rows of each key written since the last fold into one, marked folded, and drops day counts too old for any
+ * movement window. Safe in every instance at once: a row another fold deleted first is skipped by this one's delete (and so left out of its sum), and
+ * readers see the rows either before or after.
  */
 export async function foldListCounts(db: Kysely<DB>): Promise<void> {
   const { rows: [fold] } = await sql<{ deleted: number }>`
-    with busy as (
-      select list, manufacturer_id, status, flags from list_counts group by 1, 2, 3, 4 having count(*) > 1
+    with aged as (
+      -- Days that counted_movement_day (migration 0019) no longer writes: no window reads them.
+      delete from list_counts where list = 'items_moved' and moved_on < (now() - interval '400 days')::date
+      returning 1
+    ), busy as (
+      -- The keys of the rows written since the last fold (list_counts_unfolded_idx); each has at least one other row
+      -- or is marked folded in passing.
+      select distinct list, manufacturer_id, status, flags, moved_on from list_counts
+      where not folded and not (list = 'items_moved' and moved_on < (now() - interval '400 days')::date)
     ), gone as (
       delete from list_counts c using busy b
       where c.list = b.list and c.manufacturer_id = b.manufacturer_id and c.status = b.status and c.flags = b.flags
-      returning c.list, c.manufacturer_id, c.status, c.flags, c.n
+        and c.moved_on = b.moved_on
+      returning c.list, c.manufacturer_id, c.status, c.flags, c.moved_on, c.n
     ), folded as (
-      insert into list_counts (list, manufacturer_id, status, flags, n)
-      select list, manufacturer_id, status, flags, sum(n) from gone group by 1, 2, 3, 4 having sum(n) <> 0
+      insert into list_counts (list, manufacturer_id, status, flags, moved_on, n, folded)
+      select list, manufacturer_id, status, flags, moved_on, sum(n), true from gone group by 1, 2, 3, 4, 5 having sum(n) <> 0
     )
-    select count(*)::int as deleted from gone`.execute(db);
+    select (select count(*) from gone)::int + (select count(*) from aged)::int as deleted`.execute(db);
   // Every total reads the whole table, which a fold leaves full of dead rows: under a day's writes, thousands a minute,
   // more than autovacuum (a minute between rounds at best, or turned off) clears in time, and totals slowed from
   // under a millisecond to 20-40 ms (measured on the bench). Vacuumed after each fold that left dead rows (an idle

@@ -294,8 +294,10 @@ export interface ItemStockStateTable {
 
 export interface ListCountsTable {
   flags: Generated<number>;
-  list: "orders" | "items" | "movements";
+  folded: Generated<boolean>;
+  list: "orders" | "items" | "movements" | "items_moved";
   manufacturer_id: string;
+  moved_on: Generated<string>;
   n: number;
   status: string;
 }

@@ -1,7 +1,7 @@
 // The item list (filters, sorts, q) and the item search, in SQL that the indexes of migrations 0003 and 0009 serve.
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import { containsPattern } from '../../db/like.ts';
-import { countedTotal } from '../../db/list-counts.ts';
+import { countedTotal, itemsNotMovedTotal } from '../../db/list-counts.ts';
 import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import type { Page } from '../../http/pagination.ts';
@@ -183,16 +183,20 @@ export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, pag
 export const allItemRows = (db: Kysely<DB>, actor: Actor, f: ItemFilter) => itemRows(db, actor, f, null);
 
 /**
- * The exact total: from the maintained counts (migration 0017) when only partner, status and stock filters narrow the
- * list, as they do on most screens. Otherwise counted, reading one table when it can: item_stock_state when no filter
+ * The exact total: from the maintained counts (migrations 0017, 0019) when only partner, status and either stock
+ * filters or a movement window narrow the list, as they do on most screens. Otherwise counted, reading one table when it can: item_stock_state when no filter
  * needs a column only items holds, items when no stock condition does (a stock sort does not change the count), both
  * joined only when both kinds of filter are present.
  */
 async function itemTotal(db: Kysely<DB>, actor: Actor, f: ItemFilter): Promise<number> {
+  const partner = actor.manufacturerId ?? f.manufacturer;
+  if (!hasItemsFilter(f) && !f.velocity && f.movement && !f.filter?.length) {
+    return itemsNotMovedTotal(db, { manufacturerId: partner, statuses: statuses(f), days: Number.parseInt(f.movement, 10) });
+  }
   if (!hasItemsFilter(f) && !f.movement && !f.velocity) {
     return countedTotal(db, {
       list: 'items',
-      manufacturerId: actor.manufacturerId ?? f.manufacturer,
+      manufacturerId: partner,
       statuses: statuses(f),
       anyFlags: (f.filter ?? []).reduce((bits, name) => bits | FLAG_BITS[name], 0),
     });
