@@ -38,6 +38,8 @@ declare module 'fastify' {
 export interface ReadCacheStats {
   hits: number;
   misses: number;
+  /** Requests of a route that skipped the cache while its lookups hit too seldom (SNAPSHOT_ROUND). */
+  bypassed: number;
   entries: number;
   bytes: number;
 }
@@ -69,6 +71,16 @@ export function isNewerSnapshot(a: string, b: string): boolean {
   return count(aRunning) < count(bRunning);
 }
 
+// A snapshot lookup costs a round trip, a miss also the storing of an answer that the next write drops. Where a route's
+// lookups seldom hit (a warehouse writing all day moves the snapshot between any two requests for the same search),
+// that is a loss: searches were answered ~10% slower with the cache than without it while another connection
+// committed 100 times a second (docs/decisions.md, Read cache). So each route counts its snapshot lookups: when fewer
+// than 1 in 20 of a round of 100 hit, the route skips the cache (no snapshot read, nothing stored) for 2 s, then tries
+// again. Item reads are versioned by their own rows and keep hitting under writes elsewhere: they are not counted.
+const SNAPSHOT_ROUND = 100;
+const SNAPSHOT_MIN_HITS = 5;
+const SNAPSHOT_BYPASS_MS = 2_000;
+
 // What an entry is charged against the budget besides its key and answer (counted in characters: one byte each in V8
 // for ASCII, which JSON answers mostly are): the map slot, the strings' headers and the version, roughly.
 const ENTRY_OVERHEAD = 100;
@@ -96,7 +108,9 @@ export function registerReadCache(app: App, db: Kysely<DB>, maxBytes: number): R
   const bySnapshot = new Set<string>();
   let latest = '';
   let bytes = 0;
-  const counts = { hits: 0, misses: 0 };
+  const counts = { hits: 0, misses: 0, bypassed: 0 };
+  // Per route (its URL pattern): this round's snapshot lookups and hits, and until when the route skips the cache.
+  const rounds = new Map<string, { lookups: number; hits: number; skipUntil: number }>();
   const sizeOf = (key: string, entry: Entry) => key.length + entry.body.length + ENTRY_OVERHEAD;
 
   function drop(key: string) {
@@ -107,8 +121,29 @@ export function registerReadCache(app: App, db: Kysely<DB>, maxBytes: number): R
     bytes -= sizeOf(key, entry);
   }
 
-  /** The version the answer would be made under now, or null when it is not to be cached. */
-  async function versionOf(request: FastifyRequest): Promise<{ version: string; bySnapshot: boolean } | null> {
+  function roundOf(request: FastifyRequest) {
+    const route = request.routeOptions.url ?? '';
+    let round = rounds.get(route);
+    if (!round) rounds.set(route, (round = { lookups: 0, hits: 0, skipUntil: 0 }));
+    return round;
+  }
+
+  /** Counts a snapshot lookup; a round that hit too seldom makes the route skip the cache for a while. */
+  function countSnapshotLookup(request: FastifyRequest, hit: boolean) {
+    const round = roundOf(request);
+    round.lookups++;
+    if (hit) round.hits++;
+    if (round.lookups < SNAPSHOT_ROUND) return;
+    if (round.hits < SNAPSHOT_MIN_HITS) round.skipUntil = Date.now() + SNAPSHOT_BYPASS_MS;
+    round.lookups = 0;
+    round.hits = 0;
+  }
+
+  /**
+   * The version the answer would be made under now; null when it is not to be cached, 'bypass' when its route skips
+   * the cache for now.
+   */
+  async function versionOf(request: FastifyRequest): Promise<{ version: string; bySnapshot: boolean } | 'bypass' | null> {
     const config = request.routeOptions.config.readCache!;
     if ('rowVersion' in config) {
       const version = await config.rowVersion(request);
@@ -116,6 +151,8 @@ export function registerReadCache(app: App, db: Kysely<DB>, maxBytes: number): R
     }
     const query = request.query as Record<string, unknown>;
     if (config.clockParams.some((name) => query[name] !== undefined)) return null;
+    // The route's lookups hit too seldom of late to be worth their round trip.
+    if (roundOf(request).skipUntil > Date.now()) return 'bypass';
     const snapshot = await currentSnapshot(db);
     if (isNewerSnapshot(snapshot, latest)) {
       for (const key of bySnapshot) drop(key);
@@ -131,10 +168,16 @@ export function registerReadCache(app: App, db: Kysely<DB>, maxBytes: number): R
     if (preferredRepresentation(request, [JSON_TYPE, CSV]) !== JSON_TYPE) return;
     const current = await versionOf(request);
     if (!current) return;
+    if (current === 'bypass') {
+      counts.bypassed++;
+      return void reply.header(CACHE_HEADER, 'bypass');
+    }
     // The partner scope is the only thing about the caller that changes an answer (a permission refuses, it never trims).
     const key = `${request.actor?.manufacturerId ?? '*'} ${request.url}`;
     const entry = entries.get(key);
-    if (entry && entry.version === current.version && (current.bySnapshot || entry.expiresAt > Date.now())) {
+    const hit = entry !== undefined && entry.version === current.version && (current.bySnapshot || entry.expiresAt > Date.now());
+    if (current.bySnapshot) countSnapshotLookup(request, hit);
+    if (hit) {
       counts.hits++;
       entries.delete(key);
       entries.set(key, entry);
