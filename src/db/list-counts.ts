@@ -50,8 +50,8 @@ export async function itemsNotMovedTotal(db: Kysely<DB>, key: { manufacturerId?:
 
 /**
  * Sums the rows of each key written since the last fold into one, marked folded, and drops day counts too old for any
- * movement window. Safe in every instance at once: a row another fold deleted first is skipped by this one's delete (and so left out of its sum), and
- * readers see the rows either before or after.
+ * movement window. Safe in every instance at once: a row another fold deleted first is skipped by this one's delete
+ * (and so left out of its sum), and readers see the rows either before or after.
  */
 export async function foldListCounts(db: Kysely<DB>): Promise<void> {
   const { rows: [fold] } = await sql<{ deleted: number }>`

@@ -11,7 +11,8 @@ alter table list_counts add column moved_on date not null default '-infinity',
 drop index list_counts_key_idx;
 create index list_counts_key_idx on list_counts (list, manufacturer_id, status, flags, moved_on) include (n);
 -- A window reads the days after its first, for all partners or one.
-create index list_counts_moved_idx on list_counts (moved_on, status, manufacturer_id) include (n) where list = 'items_moved';
+create index list_counts_moved_idx on list_counts (moved_on, status, manufacturer_id) include (n)
+  where list = 'items_moved';
 -- With a row per partner, status and day the table holds tens of thousands of rows, and the fold, which looked for keys
 -- with several rows by grouping all of them, took 15-40 ms every 2 s on every instance. Rows the fold writes are
 -- marked folded; it looks only at the keys of the rows written since (by the triggers), through this index.

@@ -184,9 +184,9 @@ export const allItemRows = (db: Kysely<DB>, actor: Actor, f: ItemFilter) => item
 
 /**
  * The exact total: from the maintained counts (migrations 0017, 0019) when only partner, status and either stock
- * filters or a movement window narrow the list, as they do on most screens. Otherwise counted, reading one table when it can: item_stock_state when no filter
- * needs a column only items holds, items when no stock condition does (a stock sort does not change the count), both
- * joined only when both kinds of filter are present.
+ * filters or a movement window narrow the list, as they do on most screens. Otherwise counted, reading one table when
+ * it can: item_stock_state when no filter needs a column only items holds, items when no stock condition does (a stock
+ * sort does not change the count), both joined only when both kinds of filter are present.
  */
 async function itemTotal(db: Kysely<DB>, actor: Actor, f: ItemFilter): Promise<number> {
   const partner = actor.manufacturerId ?? f.manufacturer;
