@@ -141,6 +141,17 @@ describe('search', () => {
     assert.equal(hits[0].Item.manufacturer_code, 'NORTH');
   });
 
+  test('an exact match is exact even when the look-alike stage finds the same number (similarity 1.0)', async () => {
+    // Short numbers alike but for one character: fewer than 20 hits, so the look-alike stage runs and scores the
+    // searched number itself 1.0 too (found by a black-box run: BT-B1 came back as fuzzy).
+    const numbers = ['BT-B1', 'BT-B2', 'BT-B3', 'BT-B4', 'BT-B5', 'HX-A1', 'HX-A2', 'HX-A3'];
+    for (const number of numbers) await createItem(t, south, number);
+    for (const number of numbers) {
+      const [first] = await search(number);
+      assert.deepEqual([first.Item.item_number_display, first.Score, first.MatchType], [number, 1, 'exact'], number);
+    }
+  });
+
   test('prefix 0.95, then substring 0.75, each item once', async () => {
     const hits = await search('ABC');
     const byNumber = Object.fromEntries(hits.map((h: { Item: { item_number_display: string }; Score: number; MatchType: string }) => [h.Item.item_number_display, [h.Score, h.MatchType]]));
