@@ -152,6 +152,20 @@ describe('search', () => {
     }
   });
 
+  test('match order: exact, then prefix or substring, then look-alikes, even one scoring above a substring hit', async () => {
+    await createItem(t, south, 'LONGNUMBER12346');
+    await createItem(t, south, 'X-LONGNUMBER12345-Y');
+    const hits = await search('LONGNUMBER12345');
+    const order = hits.map((h: { Item: { item_number_display: string }; Score: number; MatchType: string }) => [h.Item.item_number_display, h.MatchType]);
+    assert.deepEqual(order.slice(0, 2), [['X-LONGNUMBER12345-Y', 'prefix'], ['LONGNUMBER12346', 'fuzzy']]);
+    const lookAlike = hits.find((h: { MatchType: string }) => h.MatchType === 'fuzzy');
+    assert.ok(lookAlike.Score > 0.75, `a one-character change at the end of a long number scores ${lookAlike.Score}`);
+    // A long number that contains the query is a substring hit, though as a look-alike it would score 0.84.
+    await createItem(t, south, 'XVERYLONGPARTNUMBER1234567890');
+    const [contains] = await search('VERYLONGPARTNUMBER1234567890');
+    assert.deepEqual([contains.Item.item_number_display, contains.Score, contains.MatchType], ['XVERYLONGPARTNUMBER1234567890', 0.75, 'prefix']);
+  });
+
   test('prefix 0.95, then substring 0.75, each item once', async () => {
     const hits = await search('ABC');
     const byNumber = Object.fromEntries(hits.map((h: { Item: { item_number_display: string }; Score: number; MatchType: string }) => [h.Item.item_number_display, [h.Score, h.MatchType]]));

@@ -1,7 +1,9 @@
--- Item search: an exact hit is reported as exact. A number equal to the query is found by the exact stage (1.0) and,
--- while fewer than 20 items were found, by the look-alike stage too, with similarity 1.0; the final pick of each
--- item's best hit ordered by score alone, so which of the two came back depended on the plan (a black-box run saw
--- BT-B1 answered as fuzzy). Ties now go to the earlier stage. The function is otherwise migration 0007's.
+-- Item search follows the spec's match order: exact, then prefix or substring, then look-alikes. A number equal to
+-- the query is found by the exact stage (1.0) and, while fewer than 20 items were found, by the look-alike stage
+-- with similarity 1.0; a long number containing the query is a substring hit (0.75) and a look-alike of more than
+-- 0.75. Each item's hit was picked by score alone, so an exact hit could come back as fuzzy (which of two equal
+-- scores won depended on the plan; a black-box run saw BT-B1 answered fuzzy) and a substring hit as a look-alike.
+-- Each item's hit is now the earliest stage's. The function is otherwise migration 0007's.
 
 create or replace function search_item_numbers(q text, partner uuid)
 returns table (item_id uuid, alias text, score double precision, match_type text)
@@ -58,10 +60,10 @@ begin
         and q <% a.alias_normalized and (partner is null or a.manufacturer_id = partner)
       order by similarity desc limit 40)
   )
-  -- Each item once, with its best hit; of equal scores the earlier stage's (a number equal to q is an exact hit and a
-  -- look-alike of similarity 1.0 too), then a direct hit before an alias hit.
+  -- Each item once, with its hit of the earliest stage (a number equal to q is a look-alike of similarity 1.0 too, and
+  -- a long number containing q one of more than 0.75), the best of that stage, a direct hit before an alias hit.
   select distinct on (h.item_id) h.item_id, h.alias, h.score, h.match_type
     from (select * from exact union all select * from prefix union all select * from substring union all select * from fuzzy) h
    where h.score >= 0.3
-   order by h.item_id, h.score desc, array_position(array['exact', 'prefix', 'fuzzy'], h.match_type), h.alias is null desc;
+   order by h.item_id, array_position(array['exact', 'prefix', 'fuzzy'], h.match_type), h.score desc, h.alias is null desc;
 end $$;
