@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../src/db/schema.ts';
-import { countedTotal, foldListCounts, itemsNotMovedTotal } from '../src/db/list-counts.ts';
+import { countedTotal, FOLD_LOCK, foldListCounts, itemsNotMovedTotal } from '../src/db/list-counts.ts';
 import { adjust, call, createManufacturer, onPostgres, startApp, type TestApp } from './helpers.ts';
 import { setUpFloor, stockedItem, releasedOrder, type Floor } from './picking-kit.ts';
 
@@ -133,6 +133,29 @@ describe('list totals maintained by the database', () => {
 });
 
 describe('list totals under concurrent writers and folds (PostgreSQL)', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL (PGlite runs one transaction at a time)' }, () => {
+  test('one instance folds at a time: a fold that finds another under way skips the round', async () => {
+    const item = await stockedItem(floor, 5);
+    assert.equal((await adjust(t, item, 1, floor.bin)).status, 201);
+    const unfolded = async () => (await sql<{ n: number }>`select count(*)::int as n from list_counts where not folded`.execute(t.db)).rows[0]!.n;
+    let holding!: () => void;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { holding = resolve; });
+    const otherFold = t.db.transaction().execute(async (tx) => {
+      await sql`select pg_advisory_xact_lock(${FOLD_LOCK})`.execute(tx);
+      holding();
+      await new Promise<void>((resolve) => { release = resolve; });
+    });
+    await held;
+    const waiting = await unfolded();
+    assert.ok(waiting > 0, 'the writes left rows to fold');
+    await foldListCounts(t.db);
+    assert.equal(await unfolded(), waiting, 'skipped while another fold holds the lock');
+    release();
+    await otherFold;
+    await foldListCounts(t.db);
+    assert.equal(await unfolded(), 0);
+  });
+
   test('40 orders entered and released and 40 stock changes at once, with folds running meanwhile: every total exact', async () => {
     const items = await Promise.all(Array.from({ length: 8 }, () => stockedItem(floor, 5)));
     let folding = true;

@@ -48,36 +48,41 @@ export async function itemsNotMovedTotal(db: Kysely<DB>, key: { manufacturerId?:
   return rows[0]!.total;
 }
 
+// Any fixed number works; it only has to be the same in every instance (src/db/migrate.ts holds 4_711_001).
+export const FOLD_LOCK = 4_711_003;
+
 /**
- * Sums the rows of each key written since the last fold into one, marked folded, and drops day counts too old for any
- * movement window. Safe in every instance at once: a row another fold deleted first is skipped by this one's delete
- * (and so left out of its sum), and readers see the rows either before or after.
+ * Sums the rows of each key written since the last fold into one, marked folded, and drops day counts before the
+ * movement windows' horizon. One instance folds at a time (the others skip the round): two folds at once could each
+ * write a folded row for the same key, which the next fold, looking only at rows not yet folded, would leave as two.
+ * Readers see the rows either before or after.
  */
 export async function foldListCounts(db: Kysely<DB>): Promise<void> {
-  const { rows: [fold] } = await sql<{ deleted: number }>`
-    with aged as (
-      -- Days that counted_movement_day (migration 0019) no longer writes: no window reads them.
-      delete from list_counts where list = 'items_moved' and moved_on < (now() - interval '400 days')::date
-      returning 1
-    ), busy as (
-      -- The keys of the rows written since the last fold (list_counts_unfolded_idx); each has at least one other row
-      -- or is marked folded in passing.
-      select distinct list, manufacturer_id, status, flags, moved_on from list_counts
-      where not folded and not (list = 'items_moved' and moved_on < (now() - interval '400 days')::date)
-    ), gone as (
-      delete from list_counts c using busy b
-      where c.list = b.list and c.manufacturer_id = b.manufacturer_id and c.status = b.status and c.flags = b.flags
-        and c.moved_on = b.moved_on
-      returning c.list, c.manufacturer_id, c.status, c.flags, c.moved_on, c.n
-    ), folded as (
-      insert into list_counts (list, manufacturer_id, status, flags, moved_on, n, folded)
-      select list, manufacturer_id, status, flags, moved_on, sum(n), true from gone group by 1, 2, 3, 4, 5 having sum(n) <> 0
-    )
-    select (select count(*) from gone)::int + (select count(*) from aged)::int as deleted`.execute(db);
-  // Every total reads the whole table, which a fold leaves full of dead rows: under a day's writes, thousands a minute,
-  // more than autovacuum (a minute between rounds at best, or turned off) clears in time, and totals slowed from
-  // under a millisecond to 20-40 ms (measured on the bench). Vacuumed after each fold that left dead rows (an idle
-  // warehouse's instances do not vacuum every 2 s for nothing), it stays a few pages; an instance that finds another
-  // vacuuming it skips this round.
-  if (fold!.deleted > 0) await sql`vacuum (skip_locked) list_counts`.execute(db);
+  const deleted = await db.transaction().execute(async (tx) => {
+    const { rows: [lock] } = await sql<{ got: boolean }>`select pg_try_advisory_xact_lock(${FOLD_LOCK}) as got`.execute(tx);
+    if (!lock!.got) return 0;
+    const { rows: [fold] } = await sql<{ deleted: number }>`
+      with aged as (
+        delete from list_counts where list = 'items_moved' and moved_on < movement_day_horizon() returning 1
+      ), busy as (
+        -- The keys of the rows written since the last fold (list_counts_unfolded_idx).
+        select distinct list, manufacturer_id, status, flags, moved_on from list_counts
+        where not folded and not (list = 'items_moved' and moved_on < movement_day_horizon())
+      ), gone as (
+        delete from list_counts c using busy b
+        where c.list = b.list and c.manufacturer_id = b.manufacturer_id and c.status = b.status and c.flags = b.flags
+          and c.moved_on = b.moved_on
+        returning c.list, c.manufacturer_id, c.status, c.flags, c.moved_on, c.n
+      ), folded as (
+        insert into list_counts (list, manufacturer_id, status, flags, moved_on, n, folded)
+        select list, manufacturer_id, status, flags, moved_on, sum(n), true from gone group by 1, 2, 3, 4, 5 having sum(n) <> 0
+      )
+      select (select count(*) from gone)::int + (select count(*) from aged)::int as deleted`.execute(tx);
+    return fold!.deleted;
+  });
+  // A fold leaves dead rows, which totals read through: under a day's writes, thousands a minute, more than autovacuum
+  // (a minute between rounds at best, or turned off) clears in time, and totals slowed from under a millisecond to
+  // 20-40 ms (measured on the bench). Vacuumed after each fold that left dead rows (an idle warehouse's instances do
+  // not vacuum every 2 s for nothing), it stays small; an instance that finds another vacuuming it skips this round.
+  if (deleted > 0) await sql`vacuum (skip_locked) list_counts`.execute(db);
 }

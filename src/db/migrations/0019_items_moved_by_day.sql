@@ -19,10 +19,15 @@ create index list_counts_moved_idx on list_counts (moved_on, status, manufacture
 alter table list_counts add column folded boolean not null default false;
 create index list_counts_unfolded_idx on list_counts (list, manufacturer_id, status, flags, moved_on) where not folded;
 
--- The day an item's last movement counts on, or null when it lies beyond every window (365 days) with a margin: such
--- days are never read, so they are not written, and the fold deletes them as they age (src/db/list-counts.ts).
+-- The first day counted: the longest window is 365 days, and a margin. Earlier days are never read, so they are not
+-- written, and the fold deletes them as they age (src/db/list-counts.ts).
+create function movement_day_horizon() returns date language sql stable parallel safe as $$
+  select ((now() - interval '400 days') at time zone 'UTC')::date
+$$;
+
+-- The day (UTC) an item's last movement counts on, or null before the horizon (or never moved).
 create function counted_movement_day(moved_at timestamptz) returns date language sql stable parallel safe as $$
-  select case when moved_at > now() - interval '400 days' then (moved_at at time zone 'UTC')::date end
+  select case when (moved_at at time zone 'UTC')::date >= movement_day_horizon() then (moved_at at time zone 'UTC')::date end
 $$;
 
 -- Row triggers, not 0017's statement trigger: the WHEN below lets through only a change of day (or of partner or

@@ -222,22 +222,22 @@ const SEARCH_LIMIT = 20;
 
 /**
  * Up to 20 items: exact normalized matches (1.0), prefixes (0.95), substrings (0.75), then trigram look-alikes
- * (their similarity), over item numbers and aliases; each item once, with its match of the earliest stage. The stages are the SQL
- * function search_item_numbers (migration 0007): one round trip, a plan made once per connection.
+ * (their similarity), over item numbers and aliases; each item once, with its match of the earliest stage. The stages
+ * are the SQL function search_item_numbers (migrations 0007, 0021): one round trip, a plan made once per connection.
  */
 export async function searchItems(db: Kysely<DB>, actor: Actor, q: string, manufacturer?: string): Promise<SearchHit[]> {
   const n = normalizeItemNumber(q);
   if (!n) return [];
   const partner = actor.manufacturerId ?? manufacturer ?? null;
   const hits = await db
-    .selectFrom(sql<{ item_id: string; alias: string | null; score: number; match_type: SearchHit['match_type'] }>`search_item_numbers(${n}, ${partner}::uuid)`.as('h'))
+    .selectFrom(sql<{ item_id: string; alias: string | null; score: number; match_type: SearchHit['match_type']; stage: number }>`search_item_numbers(${n}, ${partner}::uuid)`.as('h'))
     .innerJoin('items as i', 'i.id', 'h.item_id')
     .innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id')
     .select(LIST_COLUMNS.map((c) => `i.${c}` as const))
     .select(['m.code as manufacturer_code', 'm.name as manufacturer_name', 'h.alias', 'h.score', 'h.match_type'])
     // The spec's match order (exact, then prefix or substring, then look-alikes), then score: a look-alike of a long
     // number can score above a substring hit's 0.75.
-    .orderBy(sql`array_position(array['exact', 'prefix', 'fuzzy'], h.match_type)`)
+    .orderBy('h.stage')
     .orderBy('h.score', 'desc').orderBy('i.item_number_normalized').orderBy('i.id')
     .limit(SEARCH_LIMIT)
     .execute();
