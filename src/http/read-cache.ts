@@ -38,7 +38,7 @@ declare module 'fastify' {
 export interface ReadCacheStats {
   hits: number;
   misses: number;
-  /** Requests of a route that skipped the cache while its lookups hit too seldom (SNAPSHOT_ROUND). */
+  /** Requests of a route that skipped the cache while its lookups hit too seldom under writes (SNAPSHOT_ROUND). */
   bypassed: number;
   entries: number;
   bytes: number;
@@ -71,14 +71,17 @@ export function isNewerSnapshot(a: string, b: string): boolean {
   return count(aRunning) < count(bRunning);
 }
 
-// A snapshot lookup costs a round trip, a miss also the storing of an answer that the next write drops. Where a route's
-// lookups seldom hit (a warehouse writing all day moves the snapshot between any two requests for the same search),
-// that is a loss: searches were answered ~10% slower with the cache than without it while another connection
-// committed 100 times a second (docs/decisions.md, Read cache). So each route counts its snapshot lookups: when fewer
-// than 1 in 20 of a round of 100 hit, the route skips the cache (no snapshot read, nothing stored) for 2 s, then tries
-// again. Item reads are versioned by their own rows and keep hitting under writes elsewhere: they are not counted.
+// A snapshot lookup costs a round trip, a miss also the storing of an answer that the next write drops. Where writes
+// keep moving the snapshot between two requests for the same answer (a warehouse writing all day, a search seldom
+// repeated), that is a loss: searches were answered ~10% slower with the cache than without it while another
+// connection committed 100 times a second (docs/decisions.md, Read cache). So each route counts its snapshot lookups:
+// when fewer than 5 of a round of 100 hit and the snapshot moved on at least 5 of them, the route skips the cache (no
+// snapshot read, nothing stored) for 2 s, then tries again. Misses with a still snapshot (answers not asked for yet:
+// a cache warming up, an integrator paging) do not count against it: once asked again, they hit. Item reads are
+// versioned by their own rows and keep hitting under writes elsewhere: they are not counted.
 const SNAPSHOT_ROUND = 100;
 const SNAPSHOT_MIN_HITS = 5;
+const SNAPSHOT_MIN_MOVES = 5;
 const SNAPSHOT_BYPASS_MS = 2_000;
 
 // What an entry is charged against the budget besides its key and answer (counted in characters: one byte each in V8
@@ -109,8 +112,9 @@ export function registerReadCache(app: App, db: Kysely<DB>, maxBytes: number): R
   let latest = '';
   let bytes = 0;
   const counts = { hits: 0, misses: 0, bypassed: 0 };
-  // Per route (its URL pattern): this round's snapshot lookups and hits, and until when the route skips the cache.
-  const rounds = new Map<string, { lookups: number; hits: number; skipUntil: number }>();
+  // Per route (its URL pattern): this round's snapshot lookups, hits and moves (a lookup that found another snapshot
+  // than the route's lookup before it), and until when the route skips the cache.
+  const rounds = new Map<string, { lookups: number; hits: number; moves: number; lastSnapshot: string; skipUntil: number }>();
   const sizeOf = (key: string, entry: Entry) => key.length + entry.body.length + ENTRY_OVERHEAD;
 
   function drop(key: string) {
@@ -124,19 +128,22 @@ export function registerReadCache(app: App, db: Kysely<DB>, maxBytes: number): R
   function roundOf(request: FastifyRequest) {
     const route = request.routeOptions.url ?? '';
     let round = rounds.get(route);
-    if (!round) rounds.set(route, (round = { lookups: 0, hits: 0, skipUntil: 0 }));
+    if (!round) rounds.set(route, (round = { lookups: 0, hits: 0, moves: 0, lastSnapshot: '', skipUntil: 0 }));
     return round;
   }
 
-  /** Counts a snapshot lookup; a round that hit too seldom makes the route skip the cache for a while. */
-  function countSnapshotLookup(request: FastifyRequest, hit: boolean) {
+  /** Counts a snapshot lookup; a round that hit too seldom while writes moved the snapshot skips the cache a while. */
+  function countSnapshotLookup(request: FastifyRequest, snapshot: string, hit: boolean) {
     const round = roundOf(request);
     round.lookups++;
     if (hit) round.hits++;
+    if (snapshot !== round.lastSnapshot) round.moves++;
+    round.lastSnapshot = snapshot;
     if (round.lookups < SNAPSHOT_ROUND) return;
-    if (round.hits < SNAPSHOT_MIN_HITS) round.skipUntil = Date.now() + SNAPSHOT_BYPASS_MS;
+    if (round.hits < SNAPSHOT_MIN_HITS && round.moves >= SNAPSHOT_MIN_MOVES) round.skipUntil = Date.now() + SNAPSHOT_BYPASS_MS;
     round.lookups = 0;
     round.hits = 0;
+    round.moves = 0;
   }
 
   /**
@@ -151,7 +158,7 @@ export function registerReadCache(app: App, db: Kysely<DB>, maxBytes: number): R
     }
     const query = request.query as Record<string, unknown>;
     if (config.clockParams.some((name) => query[name] !== undefined)) return null;
-    // The route's lookups hit too seldom of late to be worth their round trip.
+    // The route's lookups, under writes, hit too seldom of late to be worth their round trip.
     if (roundOf(request).skipUntil > Date.now()) return 'bypass';
     const snapshot = await currentSnapshot(db);
     if (isNewerSnapshot(snapshot, latest)) {
@@ -176,7 +183,7 @@ export function registerReadCache(app: App, db: Kysely<DB>, maxBytes: number): R
     const key = `${request.actor?.manufacturerId ?? '*'} ${request.url}`;
     const entry = entries.get(key);
     const hit = entry !== undefined && entry.version === current.version && (current.bySnapshot || entry.expiresAt > Date.now());
-    if (current.bySnapshot) countSnapshotLookup(request, hit);
+    if (current.bySnapshot) countSnapshotLookup(request, current.version, hit);
     if (hit) {
       counts.hits++;
       entries.delete(key);
