@@ -69,6 +69,9 @@ const SORTS: Record<string, [string, 'asc' | 'desc' | 'desc nulls last'][]> = {
 const STOCK_SORTS = new Set(['on_hand_asc', 'on_hand_desc', 'available_asc', 'last_movement_desc']);
 export const DEFAULT_SORT = 'item_number';
 
+/** A movement window's days: '30d' -> 30. */
+const windowDays = (movement: NonNullable<ItemFilter['movement']>) => Number.parseInt(movement, 10);
+
 /** Conditions only item_stock_state can answer: stock filters, a movement window, velocity. */
 function hasStockCondition(f: ItemFilter): boolean {
   return Boolean(f.filter?.length || f.movement || f.velocity);
@@ -127,7 +130,7 @@ function filteredStockState(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
   query = query.where('s.status', 'in', statuses(f));
   if (f.filter?.length) query = query.where((eb) => eb.or(f.filter!.map((name) => STOCK_FILTERS[name](eb))));
   if (f.movement) {
-    const days = Number.parseInt(f.movement, 10);
+    const days = windowDays(f.movement);
     query = query.where((eb) => eb.or([
       eb('s.date_last_movement', 'is', null),
       eb('s.date_last_movement', '<', sql<Date>`now() - make_interval(days => ${days})`),
@@ -191,7 +194,7 @@ export const allItemRows = (db: Kysely<DB>, actor: Actor, f: ItemFilter) => item
 async function itemTotal(db: Kysely<DB>, actor: Actor, f: ItemFilter): Promise<number> {
   const partner = actor.manufacturerId ?? f.manufacturer;
   if (!hasItemsFilter(f) && !f.velocity && f.movement && !f.filter?.length) {
-    return itemsNotMovedTotal(db, { manufacturerId: partner, statuses: statuses(f), days: Number.parseInt(f.movement, 10) });
+    return itemsNotMovedTotal(db, { manufacturerId: partner, statuses: statuses(f), days: windowDays(f.movement) });
   }
   if (!hasItemsFilter(f) && !f.movement && !f.velocity) {
     return countedTotal(db, {
