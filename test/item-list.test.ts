@@ -103,6 +103,21 @@ describe('list', () => {
     assert.deepEqual(numbers(await list('q=100%')), []);
   });
 
+  test('with q, total_count counts every match on every page, past the last one and with a stock filter', async () => {
+    const total = async (query: string) => (await list(query)).body.meta.total_count;
+    // hinge: three by description; abc: three by number (MID-ABC-9 included) plus the southern ABC-7777.
+    for (const [query, expected] of [['q=hinge', 3], ['q=abc', 4], ['q=nothing-like-it', 0]] as const) {
+      const pages = await Promise.all([1, 2, 3, 4, 5].map((page) => list(`${query}&per_page=1&page=${page}`)));
+      assert.deepEqual(pages.map((answer) => answer.body.meta.total_count), [1, 2, 3, 4, 5].map(() => expected), query);
+      assert.equal(pages.filter((answer) => answer.body.data.length === 1).length, expected, query);
+    }
+    // A stock filter or a stock sort starts the page at the stock state: the total is counted there too.
+    assert.equal(await total('q=hinge&filter=below_reorder'), 2);
+    assert.equal(await total('q=hinge&filter=below_reorder&page=3'), 2);
+    assert.equal(await total('q=abc&sort=on_hand_desc&per_page=2'), 4);
+    assert.equal(await total(`q=abc&manufacturer=${south}`), 1);
+  });
+
   test('sorts, and an unknown sort falls back to item_number', async () => {
     const q = `manufacturer=${north}`;
     assert.deepEqual(numbers(await list(`${q}&sort=on_hand_asc`)), ['ABC-1200', 'ZED-500', 'ABC-1243', 'MID-ABC-9']);

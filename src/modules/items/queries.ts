@@ -123,6 +123,16 @@ function filteredItems(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
   return query;
 }
 
+/**
+ * A list with q gathers the ids of every match (union of three trigram lookups) and fetches each by key before it can
+ * sort them, so its page carries the total of all of them (`count(*) over ()`, taken before the limit) instead of a
+ * second statement that gathers and fetches them all again: at 1,000,000 items that statement was 40% of the list's
+ * database time. Other counted filters (category, location, uom) read their page along an index and stop; counting
+ * on the page would make them read every match.
+ */
+const countsOnPage = (f: ItemFilter, page: Page | null) => page !== null && Boolean(f.q?.trim());
+const TOTAL_OVER_ALL = sql<number>`count(*) over ()`.as('total_count');
+
 /** Partner, status and the stock conditions, on item_stock_state alone (it holds the partner and status too). */
 function filteredStockState(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
   let query = inPartnerScope(db.selectFrom('item_stock_state as s'), actor, 's.manufacturer_id');
@@ -151,7 +161,8 @@ function stockStatePage(db: Kysely<DB>, actor: Actor, f: ItemFilter, sort: strin
   let query = filteredStockState(db, actor, f)
     .$if(joinsItems, (qb) => qb.innerJoin('items as i', 'i.id', 's.item_id').where((eb) => itemsConditions(eb, f)))
     .$if(order.some(([column]) => column.startsWith('m.')), (qb) => qb.innerJoin('manufacturers as m', 'm.id', 's.manufacturer_id'))
-    .select('s.item_id');
+    .select('s.item_id')
+    .$if(countsOnPage(f, page), (qb) => qb.select(TOTAL_OVER_ALL));
   for (const [column, direction] of order) query = query.orderBy(sql.raw(`${column} ${direction}`));
   if (order[order.length - 1]![0] !== 's.item_number_normalized') query = query.orderBy('s.item_number_normalized');
   query = query.orderBy('s.item_id');
@@ -165,7 +176,8 @@ function itemRows(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page | null
   // The page's rows in the page's order: the stock state's columns are equal to items', so items' sort the same.
   let rows = (onStockState
     ? db.selectFrom(stockStatePage(db, actor, f, sort, page).as('p')).innerJoin('items as i', 'i.id', 'p.item_id')
-    : filteredItems(db, actor, f))
+      .$if(countsOnPage(f, page), (qb) => qb.select(sql<number>`p.total_count`.as('total_count')))
+    : filteredItems(db, actor, f).$if(countsOnPage(f, page), (qb) => qb.select(TOTAL_OVER_ALL)))
     .innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id')
     .select(LIST_COLUMNS.map((c) => `i.${c}` as const))
     .select(['m.code as manufacturer_code', 'm.name as manufacturer_name']);
@@ -178,6 +190,12 @@ function itemRows(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page | null
 }
 
 export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page) {
+  if (countsOnPage(f, page)) {
+    const rows = await itemRows(db, actor, f, page).execute();
+    // An empty page past the first says nothing of the total: counted on its own.
+    const total = rows.length > 0 ? rows[0]!.total_count! : page.offset === 0 ? 0 : await itemTotal(db, actor, f);
+    return { rows: rows.map(({ total_count, ...row }) => row), total };
+  }
   const [data, total] = await Promise.all([itemRows(db, actor, f, page).execute(), itemTotal(db, actor, f)]);
   return { rows: data, total };
 }
