@@ -118,6 +118,29 @@ describe('list', () => {
     assert.equal(await total(`q=abc&manufacturer=${south}`), 1);
   });
 
+  test('with q, items written while the list reads are each listed once (the matches are row addresses within one statement)', async () => {
+    // Every write makes a new version of the item's row at a new address; the list must see one of each.
+    const hinges = ['ABC-1200', 'ABC-1243', 'MID-ABC-9'].map((number) => ids[number]!);
+    let writing = true;
+    const writer = (async () => {
+      for (let n = 0; writing; n++) {
+        const answer = await call(t.app, 'PATCH', `/api/v1/items/${hinges[n % 3]}`, { key: t.adminKey, body: { unit_weight: n } });
+        assert.equal(answer.status, 200);
+      }
+    })();
+    try {
+      for (let round = 0; round < 20; round++) {
+        const answers = await Promise.all([list('q=hinge'), list('q=hinge&sort=on_hand_desc'), list('q=hinge&per_page=1&page=2')]);
+        assert.deepEqual(numbers(answers[0]!), ['ABC-1200', 'ABC-1243', 'MID-ABC-9']);
+        assert.deepEqual([...numbers(answers[1]!)].sort(), ['ABC-1200', 'ABC-1243', 'MID-ABC-9']);
+        assert.deepEqual(answers.map((answer) => answer.body.meta.total_count), [3, 3, 3]);
+      }
+    } finally {
+      writing = false;
+      await writer;
+    }
+  });
+
   test('sorts, and an unknown sort falls back to item_number', async () => {
     const q = `manufacturer=${north}`;
     assert.deepEqual(numbers(await list(`${q}&sort=on_hand_asc`)), ['ABC-1200', 'ZED-500', 'ABC-1243', 'MID-ABC-9']);
