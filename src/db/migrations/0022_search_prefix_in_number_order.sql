@@ -30,25 +30,27 @@ begin
     union all
     select a.item_id, a.alias, 1.0::float8, 'exact', 1
       from item_aliases a where a.alias_normalized = q and (partner is null or a.manufacturer_id = partner)
+  ), exact_found (n) as (
+    select count(distinct e.item_id) from exact e
   ), prefix (item_id, alias, score, match_type, stage) as (
     -- The first 40 in number order, read along a prefix index: one branch for all partners, one for a partner.
     (select i.id, null::text, 0.95::float8, 'prefix', 2 from items i
-      where (select count(distinct e.item_id) from exact e) < 20 and partner is null
+      where (select n from exact_found) < 20 and partner is null
         and i.item_number_normalized ~>=~ q and i.item_number_normalized ~<~ prefix_end
       order by i.item_number_normalized using ~<~ limit 40)
     union all
     (select i.id, null::text, 0.95::float8, 'prefix', 2 from items i
-      where (select count(distinct e.item_id) from exact e) < 20 and i.manufacturer_id = partner
+      where (select n from exact_found) < 20 and i.manufacturer_id = partner
         and i.item_number_normalized ~>=~ q and i.item_number_normalized ~<~ prefix_end
       order by i.item_number_normalized using ~<~ limit 40)
     union all
     (select a.item_id, a.alias, 0.95::float8, 'prefix', 2 from item_aliases a
-      where (select count(distinct e.item_id) from exact e) < 20 and partner is null
+      where (select n from exact_found) < 20 and partner is null
         and a.alias_normalized ~>=~ q and a.alias_normalized ~<~ prefix_end
       order by a.alias_normalized using ~<~ limit 40)
     union all
     (select a.item_id, a.alias, 0.95::float8, 'prefix', 2 from item_aliases a
-      where (select count(distinct e.item_id) from exact e) < 20 and a.manufacturer_id = partner
+      where (select n from exact_found) < 20 and a.manufacturer_id = partner
         and a.alias_normalized ~>=~ q and a.alias_normalized ~<~ prefix_end
       order by a.alias_normalized using ~<~ limit 40)
   ), before_substring as (

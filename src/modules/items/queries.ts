@@ -128,7 +128,7 @@ function filteredItems(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
 }
 
 /**
- * A list with q gathers the ids of every match (union of three trigram lookups) and fetches each by key before it can
+ * A list with q gathers the addresses of every match (union of three trigram lookups) and fetches each before it can
  * sort them, so its page carries the total of all of them (`count(*) over ()`, taken before the limit) instead of a
  * second statement that gathers and fetches them all again: at 1,000,000 items that statement was 40% of the list's
  * database time. Other counted filters (category, location, uom) read their page along an index and stop; counting
@@ -136,6 +136,14 @@ function filteredItems(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
  */
 const countsOnPage = (f: ItemFilter, page: Page | null) => page !== null && Boolean(f.q?.trim());
 const TOTAL_OVER_ALL = sql<number>`count(*) over ()`.as('total_count');
+
+/** The sort's columns on `table`, then item number and id: ties never let two pages overlap. */
+function sortColumns(sort: string, table: 's' | 'i'): (readonly [string, string])[] {
+  const order = SORTS[sort]!.map(([column, direction]) => [column.includes('.') ? column : `${table}.${column}`, direction] as const);
+  if (order[order.length - 1]![0] !== `${table}.item_number_normalized`) order.push([`${table}.item_number_normalized`, 'asc']);
+  order.push([table === 's' ? 's.item_id' : 'i.id', 'asc']);
+  return order;
+}
 
 /** Partner, status and the stock conditions, on item_stock_state alone (it holds the partner and status too). */
 function filteredStockState(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
@@ -160,7 +168,7 @@ function filteredStockState(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
  * and reads the page's items by primary key after: joined before the limit, the planner would read every item.
  */
 function stockStatePage(db: Kysely<DB>, actor: Actor, f: ItemFilter, sort: string, page: Page | null) {
-  const order = SORTS[sort]!.map(([column, direction]) => [column.includes('.') ? column : `s.${column}`, direction] as const);
+  const order = sortColumns(sort, 's');
   const joinsItems = hasItemsFilter(f) || order.some(([column]) => column.startsWith('i.'));
   let query = filteredStockState(db, actor, f)
     .$if(joinsItems, (qb) => qb.innerJoin('items as i', 'i.id', 's.item_id').where((eb) => itemsConditions(eb, f)))
@@ -168,29 +176,44 @@ function stockStatePage(db: Kysely<DB>, actor: Actor, f: ItemFilter, sort: strin
     .select('s.item_id')
     .$if(countsOnPage(f, page), (qb) => qb.select(TOTAL_OVER_ALL));
   for (const [column, direction] of order) query = query.orderBy(sql.raw(`${column} ${direction}`));
-  if (order[order.length - 1]![0] !== 's.item_number_normalized') query = query.orderBy('s.item_number_normalized');
-  query = query.orderBy('s.item_id');
   return page ? query.limit(page.perPage).offset(page.offset) : query;
 }
+
+/**
+ * A list with q and no stock condition picks its page of item ids on items first, counting every match on the way, and
+ * reads the page's items by primary key after: the count's window then holds ids and sort keys, not whole rows (with
+ * whole rows, a q of 66,666 matches wrote 10 MB of temporary files a request).
+ */
+function itemsPage(db: Kysely<DB>, actor: Actor, f: ItemFilter, sort: string, page: Page) {
+  const order = sortColumns(sort, 'i');
+  let query = filteredItems(db, actor, f)
+    .$if(order.some(([column]) => column.startsWith('m.')), (qb) => qb.innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id'))
+    .select('i.id as item_id')
+    .select(TOTAL_OVER_ALL);
+  for (const [column, direction] of order) query = query.orderBy(sql.raw(`${column} ${direction}`));
+  return query.limit(page.perPage).offset(page.offset);
+}
+
+type PageIds = { item_id: string; total_count?: number };
 
 /** The list's rows in the list's order: one page of them, or (page null, an export) all. */
 function itemRows(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page | null) {
   const sort = f.sort && Object.hasOwn(SORTS, f.sort) ? f.sort : DEFAULT_SORT;
   const onStockState = readsStockState(f, sort);
-  // The page's rows in the page's order: the stock state's columns are equal to items', so items' sort the same.
-  let rows = (onStockState
-    ? db.selectFrom(stockStatePage(db, actor, f, sort, page).as('p')).innerJoin('items as i', 'i.id', 'p.item_id')
-      .$if(countsOnPage(f, page), (qb) => qb.select(sql<number>`p.total_count`.as('total_count')))
-    : filteredItems(db, actor, f).$if(countsOnPage(f, page), (qb) => qb.select(TOTAL_OVER_ALL)))
+  const counts = countsOnPage(f, page);
+  // The page's ids first (on the stock state, or on items when the page counts), then their rows in the page's order:
+  // the stock state's columns are equal to items', so items' sort the same.
+  const pageFirst = onStockState ? stockStatePage(db, actor, f, sort, page).$castTo<PageIds>().as('p')
+    : counts ? itemsPage(db, actor, f, sort, page!).$castTo<PageIds>().as('p') : null;
+  let rows = (pageFirst
+    ? db.selectFrom(pageFirst).innerJoin('items as i', 'i.id', 'p.item_id')
+    : filteredItems(db, actor, f))
     .innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id')
     .select(LIST_COLUMNS.map((c) => `i.${c}` as const))
-    .select(['m.code as manufacturer_code', 'm.name as manufacturer_name']);
-  const order = SORTS[sort]!.map(([column, direction]) => [column.includes('.') ? column : `i.${column}`, direction] as const);
-  for (const [column, direction] of order) rows = rows.orderBy(sql.raw(`${column} ${direction}`));
-  // Ties break by item number, then id, so pages never overlap.
-  if (order[order.length - 1]![0] !== 'i.item_number_normalized') rows = rows.orderBy('i.item_number_normalized');
-  rows = rows.orderBy('i.id');
-  return onStockState || !page ? rows : rows.limit(page.perPage).offset(page.offset);
+    .select(['m.code as manufacturer_code', 'm.name as manufacturer_name'])
+    .$if(counts, (qb) => qb.select(sql<number>`p.total_count`.as('total_count')));
+  for (const [column, direction] of sortColumns(sort, 'i')) rows = rows.orderBy(sql.raw(`${column} ${direction}`));
+  return pageFirst || !page ? rows : rows.limit(page.perPage).offset(page.offset);
 }
 
 export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page) {
@@ -248,7 +271,7 @@ const SEARCH_LIMIT = 20;
 /**
  * Up to 20 items: exact normalized matches (1.0), prefixes (0.95), substrings (0.75), then trigram look-alikes
  * (their similarity), over item numbers and aliases; each item once, with its match of the earliest stage. The stages
- * are the SQL function search_item_numbers (migrations 0007, 0021): one round trip, a plan made once per connection.
+ * are the SQL function search_item_numbers (migrations 0007, 0021, 0022): one round trip, a plan made once per connection.
  */
 export async function searchItems(db: Kysely<DB>, actor: Actor, q: string, manufacturer?: string): Promise<SearchHit[]> {
   const n = normalizeItemNumber(q);
