@@ -1,5 +1,6 @@
 // First start: an empty database gets user `admin` (system_admin) with one key, so a newcomer can log in at all.
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { ADVISORY_LOCKS } from './db/advisory-locks.ts';
 import type { DB } from './db/schema.ts';
 import { inTransaction } from './db/transaction.ts';
 import { recordHistory } from './domain/history.ts';
@@ -7,7 +8,7 @@ import { PERMISSIONS } from './domain/roles.ts';
 import { generateApiKey, keyPrefix, sha256 } from './domain/secrets.ts';
 
 // Serializes first-start work between instances starting together on one database.
-const BOOTSTRAP_LOCK = 4_711_002;
+const BOOTSTRAP_LOCK = ADVISORY_LOCKS.bootstrap;
 
 async function insertAdminKey(tx: Transaction<DB>, userId: string, key: string, name: string): Promise<void> {
   const row = await tx

@@ -2,6 +2,7 @@
 // 0017-0019), and the fold that keeps them a row per key. A total is the sum of its key's rows, read in the caller's
 // snapshot: as exact as count(*).
 import { sql, type Kysely } from 'kysely';
+import { ADVISORY_LOCKS } from './advisory-locks.ts';
 import type { DB } from './schema.ts';
 
 export interface CountedList {
@@ -48,8 +49,7 @@ export async function itemsNotMovedTotal(db: Kysely<DB>, key: { manufacturerId?:
   return rows[0]!.total;
 }
 
-// Any fixed number works; it only has to be the same in every instance (src/db/migrate.ts holds 4_711_001).
-export const FOLD_LOCK = 4_711_003;
+export const FOLD_LOCK = ADVISORY_LOCKS.foldListCounts;
 
 /**
  * Sums the rows of each key written since the last fold into one, marked folded, and drops day counts before the

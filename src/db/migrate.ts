@@ -2,11 +2,11 @@
 // under an advisory lock: instances starting together queue on the lock and the later ones find nothing to do.
 import { readdirSync, readFileSync } from 'node:fs';
 import { sql, type Kysely } from 'kysely';
+import { ADVISORY_LOCKS } from './advisory-locks.ts';
 import type { DB } from './schema.ts';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
-// Any fixed number works; it only has to be the same in every instance of this service.
-export const MIGRATION_LOCK = 4_711_001;
+export const MIGRATION_LOCK = ADVISORY_LOCKS.migrate;
 
 export interface Migration {
   version: string;

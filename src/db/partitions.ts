@@ -1,6 +1,7 @@
 // The monthly partitions of the movement ledger, the event outbox and the webhook delivery log (migration 0018): the
 // months ahead are made before anything is written to them, and months past their retention go whole.
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { ADVISORY_LOCKS } from './advisory-locks.ts';
 import type { DB } from './schema.ts';
 
 /** Each partitioned table and the time column its months are cut by. */
@@ -9,8 +10,8 @@ type PartitionedTable = keyof typeof PARTITIONED_TABLES;
 
 /** Months made ahead of the current one: a service that runs for weeks without this job still never writes to the default partition. */
 const MONTHS_AHEAD = 3;
-// Any fixed number, the same in every instance: one instance maintains at a time, the others skip that step.
-const PARTITION_LOCK = 4_711_002;
+// One instance maintains at a time, the others skip that step.
+const PARTITION_LOCK = ADVISORY_LOCKS.partitions;
 
 export interface Retention {
   /** Days an acknowledged event is kept (`WMS_EVENT_RETENTION_DAYS`). */
