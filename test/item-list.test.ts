@@ -259,6 +259,19 @@ describe('search', () => {
     assert.deepEqual(await found(`q=OTHER-RUN&manufacturer=${north}`), lowest(north));
   });
 
+  test('an item found only by an alias substring is not crowded out by the aliases of an item already found', async () => {
+    // ZQW-1 is a prefix hit and holds 45 aliases containing ZQW; OTHER-1 holds one, written last.
+    const found = await createItem(t, north, 'ZQW-1');
+    await t.db.insertInto('item_aliases').values(Array.from({ length: 45 }, (_, k) => ({
+      item_id: found, manufacturer_id: north, alias: `X-ZQW-${k}`, alias_normalized: `XZQW${k}`,
+    }))).execute();
+    const other = await createItem(t, north, 'OTHER-1');
+    await t.db.insertInto('item_aliases').values({ item_id: other, manufacturer_id: north, alias: 'Y-ZQW', alias_normalized: 'YZQW' }).execute();
+    const hits = await search('ZQW');
+    assert.deepEqual(hits.map((h: { Item: { item_number_display: string }; MatchType: string; Score: number; AliasValue?: string }) =>
+      [h.Item.item_number_display, h.MatchType, h.Score, h.AliasValue ?? null]), [['ZQW-1', 'prefix', 0.95, null], ['OTHER-1', 'prefix', 0.75, 'Y-ZQW']]);
+  });
+
   test('scoped keys and the manufacturer parameter narrow the search', async () => {
     const consignor = await userWithKey(t, 'consignor', { manufacturerId: north });
     const hits = await search('ABC-7777', consignor.key);

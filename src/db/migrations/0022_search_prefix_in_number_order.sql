@@ -3,7 +3,9 @@
 -- prefix shared by 83,333 of 1,000,000 items: 10 ms of the index before the first row, bench `search prefix`). The
 -- search now answers the lowest numbers of a long prefix run, not whichever 20 the plan met first. A partner's prefix
 -- stage has an index of its own (partner, number), so it does not walk every partner's numbers of that prefix to find
--- its own. The function is otherwise migration 0021's.
+-- its own. The substring and look-alike stages leave out the items an earlier stage found before they take their 40:
+-- a number found as a prefix hit is also a substring hit, and an item's many aliases could fill a stage's 40 with
+-- hits of items already found, crowding out one found only there. The function is otherwise migration 0021's.
 
 create index items_manufacturer_number_prefix_idx on items (manufacturer_id, item_number_normalized text_pattern_ops);
 create index item_aliases_manufacturer_prefix_idx on item_aliases (manufacturer_id, alias_normalized text_pattern_ops);
@@ -59,22 +61,26 @@ begin
     -- The spec's MatchType has no substring value: substring hits are prefix hits with Score 0.75.
     (select i.id, null::text, 0.75::float8, 'prefix', 2 from items i
       where (select count(*) from before_substring) < 20
-        and i.item_number_normalized like contains and (partner is null or i.manufacturer_id = partner) limit 40)
+        and i.item_number_normalized like contains and (partner is null or i.manufacturer_id = partner)
+        and i.id not in (select b.item_id from before_substring b) limit 40)
     union all
     (select a.item_id, a.alias, 0.75::float8, 'prefix', 2 from item_aliases a
       where (select count(*) from before_substring) < 20
-        and a.alias_normalized like contains and (partner is null or a.manufacturer_id = partner) limit 40)
+        and a.alias_normalized like contains and (partner is null or a.manufacturer_id = partner)
+        and a.item_id not in (select b.item_id from before_substring b) limit 40)
   ), before_fuzzy as (
     select b.item_id from before_substring b union select s.item_id from substring s
   ), fuzzy (item_id, alias, score, match_type, stage) as (
     (select i.id, null::text, similarity(i.item_number_normalized, q)::float8 as similarity, 'fuzzy', 3 from items i
       where (select count(*) from before_fuzzy) < 20
         and q <% i.item_number_normalized and (partner is null or i.manufacturer_id = partner)
+        and i.id not in (select b.item_id from before_fuzzy b)
       order by similarity desc limit 40)
     union all
     (select a.item_id, a.alias, similarity(a.alias_normalized, q)::float8 as similarity, 'fuzzy', 3 from item_aliases a
       where (select count(*) from before_fuzzy) < 20
         and q <% a.alias_normalized and (partner is null or a.manufacturer_id = partner)
+        and a.item_id not in (select b.item_id from before_fuzzy b)
       order by similarity desc limit 40)
   )
   -- Each item once, with its hit of the earliest stage (a number equal to q is a look-alike of similarity 1.0 too, and
