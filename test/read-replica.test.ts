@@ -32,9 +32,13 @@ after(async () => {
 
 const query = <T extends pg.QueryResultRow>(cluster: Cluster, text: string) => queryOnce<T>(cluster.url, text);
 
-/** Until the standby has replayed everything the primary has written so far. */
+/**
+ * Until the standby has replayed everything the primary has written so far. The insert position, not the write
+ * position: the test's clusters run with synchronous_commit off, so a committed order's WAL may still sit in the
+ * primary's buffers, past pg_current_wal_lsn(), and a wait on that position could end before the order replays.
+ */
 async function caughtUp(): Promise<void> {
-  const [{ lsn }] = await query<{ lsn: string }>(primary!, 'select pg_current_wal_lsn()::text as lsn');
+  const [{ lsn }] = await query<{ lsn: string }>(primary!, 'select pg_current_wal_insert_lsn()::text as lsn');
   await waitFor(async () => (await query<{ done: boolean }>(standby!, `select pg_last_wal_replay_lsn() >= '${lsn}'::pg_lsn as done`))[0]!.done,
     10_000, 'the standby to replay');
 }
