@@ -133,10 +133,10 @@ function filteredItems(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
 }
 
 /**
- * A list with q reads every match (itemsAs) before it can sort them, so its page carries the total of all of them (`count(*) over ()`, taken before the limit) instead of a
- * second statement that gathers and fetches them all again: at 1,000,000 items that statement was 40% of the list's
- * database time. Other counted filters (category, location, uom) read their page along an index and stop; counting
- * on the page would make them read every match.
+ * A list with q reads every match (itemsAs) before it can sort them, so its page carries the total of all of them
+ * (`count(*) over ()`, taken before the limit) instead of a second statement that reads them all again: at 1,000,000
+ * items that statement was 40% of the list's database time. Other counted filters (category, location, uom) read
+ * their page along an index and stop; counting on the page would make them read every match.
  */
 const countsOnPage = (f: ItemFilter, page: Page | null) => page !== null && Boolean(f.q?.trim());
 const TOTAL_OVER_ALL = sql<number>`count(*) over ()`.as('total_count');
