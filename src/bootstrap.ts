@@ -7,9 +7,6 @@ import { recordHistory } from './domain/history.ts';
 import { PERMISSIONS } from './domain/roles.ts';
 import { generateApiKey, keyPrefix, sha256 } from './domain/secrets.ts';
 
-// Serializes first-start work between instances starting together on one database.
-const BOOTSTRAP_LOCK = ADVISORY_LOCKS.bootstrap;
-
 async function insertAdminKey(tx: Transaction<DB>, userId: string, key: string, name: string): Promise<void> {
   const row = await tx
     .insertInto('api_keys')
@@ -41,7 +38,7 @@ async function createAdminUser(tx: Transaction<DB>): Promise<string> {
  */
 export async function ensureFirstAdmin(db: Kysely<DB>, bootstrapKey: string | null): Promise<{ created: boolean; generatedKey: string | null }> {
   return inTransaction(db, async (tx) => {
-    await sql`select pg_advisory_xact_lock(${BOOTSTRAP_LOCK})`.execute(tx);
+    await sql`select pg_advisory_xact_lock(${ADVISORY_LOCKS.bootstrap})`.execute(tx);
     const anyUser = await tx.selectFrom('users').select('id').limit(1).executeTakeFirst();
     if (anyUser) return { created: false, generatedKey: null };
     const userId = await createAdminUser(tx);
@@ -54,7 +51,7 @@ export async function ensureFirstAdmin(db: Kysely<DB>, bootstrapKey: string | nu
 /** CLI create-admin-key: a new full-scope key for the oldest active system_admin (created if there is none). */
 export async function createAdminKey(db: Kysely<DB>): Promise<string> {
   return inTransaction(db, async (tx) => {
-    await sql`select pg_advisory_xact_lock(${BOOTSTRAP_LOCK})`.execute(tx);
+    await sql`select pg_advisory_xact_lock(${ADVISORY_LOCKS.bootstrap})`.execute(tx);
     const admin = await tx
       .selectFrom('users')
       .select('id')

@@ -8,7 +8,8 @@ import { after, describe, test } from 'node:test';
 import { ensureFirstAdmin } from '../src/bootstrap.ts';
 import { connectPGlite, connectPostgres } from '../src/db/connect.ts';
 import pg from 'pg';
-import { listMigrations, migrate, MIGRATION_LOCK } from '../src/db/migrate.ts';
+import { ADVISORY_LOCKS } from '../src/db/advisory-locks.ts';
+import { listMigrations, migrate } from '../src/db/migrate.ts';
 import { emit } from '../src/domain/events.ts';
 import { recordHistory } from '../src/domain/history.ts';
 import { sha256 } from '../src/domain/secrets.ts';
@@ -66,7 +67,7 @@ describe('migrations', () => {
     const holder = new pg.Client({ connectionString: empty.url });
     await holder.connect();
     try {
-      await holder.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      await holder.query('select pg_advisory_lock($1)', [ADVISORY_LOCKS.migrate]);
       const both = Promise.all([
         run(['src/cli.ts', 'migrate'], { DATABASE_URL: empty.url }),
         run(['src/cli.ts', 'migrate'], { DATABASE_URL: empty.url }),
@@ -77,7 +78,7 @@ describe('migrations', () => {
         const locks = await holder.query(`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`);
         waiting = locks.rows[0].n;
       }
-      await holder.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+      await holder.query('select pg_advisory_unlock($1)', [ADVISORY_LOCKS.migrate]);
       const [a, b] = await both;
       assert.equal(a.code, 0, a.stderr);
       assert.equal(b.code, 0, b.stderr);

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../src/db/schema.ts';
-import { countedTotal, FOLD_LOCK, foldListCounts, itemsNotMovedTotal } from '../src/db/list-counts.ts';
+import { ADVISORY_LOCKS } from '../src/db/advisory-locks.ts';
+import { countedTotal, foldListCounts, itemsNotMovedTotal } from '../src/db/list-counts.ts';
 import { adjust, call, createManufacturer, onPostgres, startApp, type TestApp } from './helpers.ts';
 import { setUpFloor, stockedItem, releasedOrder, type Floor } from './picking-kit.ts';
 
@@ -141,7 +142,7 @@ describe('list totals under concurrent writers and folds (PostgreSQL)', { skip: 
     let release!: () => void;
     const held = new Promise<void>((resolve) => { holding = resolve; });
     const otherFold = t.db.transaction().execute(async (tx) => {
-      await sql`select pg_advisory_xact_lock(${FOLD_LOCK})`.execute(tx);
+      await sql`select pg_advisory_xact_lock(${ADVISORY_LOCKS.foldListCounts})`.execute(tx);
       holding();
       await new Promise<void>((resolve) => { release = resolve; });
     });

@@ -49,8 +49,6 @@ export async function itemsNotMovedTotal(db: Kysely<DB>, key: { manufacturerId?:
   return rows[0]!.total;
 }
 
-export const FOLD_LOCK = ADVISORY_LOCKS.foldListCounts;
-
 /**
  * Sums the rows of each key written since the last fold into one, marked folded, and drops day counts before the
  * movement windows' horizon. One instance folds at a time (the others skip the round): two folds at once could each
@@ -59,7 +57,7 @@ export const FOLD_LOCK = ADVISORY_LOCKS.foldListCounts;
  */
 export async function foldListCounts(db: Kysely<DB>): Promise<void> {
   const deleted = await db.transaction().execute(async (tx) => {
-    const { rows: [lock] } = await sql<{ got: boolean }>`select pg_try_advisory_xact_lock(${FOLD_LOCK}) as got`.execute(tx);
+    const { rows: [lock] } = await sql<{ got: boolean }>`select pg_try_advisory_xact_lock(${ADVISORY_LOCKS.foldListCounts}) as got`.execute(tx);
     if (!lock!.got) return 0;
     const { rows: [fold] } = await sql<{ deleted: number }>`
       with aged as (

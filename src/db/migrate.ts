@@ -6,7 +6,6 @@ import { ADVISORY_LOCKS } from './advisory-locks.ts';
 import type { DB } from './schema.ts';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
-export const MIGRATION_LOCK = ADVISORY_LOCKS.migrate;
 
 export interface Migration {
   version: string;
@@ -30,7 +29,7 @@ export async function isMigrated(db: Kysely<DB>): Promise<boolean> {
 export async function migrate(db: Kysely<DB>): Promise<string[]> {
   const migrations = listMigrations();
   return db.transaction().execute(async (tx) => {
-    await sql`select pg_advisory_xact_lock(${MIGRATION_LOCK})`.execute(tx);
+    await sql`select pg_advisory_xact_lock(${ADVISORY_LOCKS.migrate})`.execute(tx);
     // A migration may take long; behind a pooler the role's statement timeout would otherwise apply (docs/operations.md).
     await sql`set local statement_timeout = 0`.execute(tx);
     await sql`create table if not exists schema_migrations (

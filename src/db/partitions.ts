@@ -10,8 +10,6 @@ type PartitionedTable = keyof typeof PARTITIONED_TABLES;
 
 /** Months made ahead of the current one: a service that runs for weeks without this job still never writes to the default partition. */
 const MONTHS_AHEAD = 3;
-// One instance maintains at a time, the others skip that step.
-const PARTITION_LOCK = ADVISORY_LOCKS.partitions;
 
 export interface Retention {
   /** Days an acknowledged event is kept (`WMS_EVENT_RETENTION_DAYS`). */
@@ -52,7 +50,7 @@ export async function maintainPartitions(db: Kysely<DB>, retention: Retention): 
  */
 async function step(db: Kysely<DB>, work: (tx: Transaction<DB>) => Promise<void>): Promise<void> {
   await db.transaction().execute(async (tx) => {
-    const { rows: [lock] } = await sql<{ got: boolean }>`select pg_try_advisory_xact_lock(${PARTITION_LOCK}) as got`.execute(tx);
+    const { rows: [lock] } = await sql<{ got: boolean }>`select pg_try_advisory_xact_lock(${ADVISORY_LOCKS.partitions}) as got`.execute(tx);
     if (!lock!.got) return;
     await sql`set local lock_timeout = '5s'`.execute(tx);
     await work(tx);

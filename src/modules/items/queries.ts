@@ -111,12 +111,13 @@ function itemsAs(db: Kysely<DB>, f: ItemFilter) {
   const inDescription = containsPattern(text);
   const byDescription = db.selectFrom('items as d').selectAll('d').where('d.description', 'ilike', inDescription);
   const number = normalizeItemNumber(text);
+  const inNumber = containsPattern(number);
   const matches = !number ? byDescription : byDescription
-    .unionAll(db.selectFrom('items as n').selectAll('n').where('n.item_number_normalized', 'like', containsPattern(number))
+    .unionAll(db.selectFrom('items as n').selectAll('n').where('n.item_number_normalized', 'like', inNumber)
       .where(sql<SqlBool>`(n.description ilike ${inDescription}) is not true`))
     .unionAll(db.selectFrom('items as a').selectAll('a')
-      .where('a.id', 'in', db.selectFrom('item_aliases as x').select('x.item_id').where('x.alias_normalized', 'like', containsPattern(number)))
-      .where(sql<SqlBool>`(a.description ilike ${inDescription} or a.item_number_normalized like ${containsPattern(number)}) is not true`));
+      .where('a.id', 'in', db.selectFrom('item_aliases as x').select('x.item_id').where('x.alias_normalized', 'like', inNumber))
+      .where(sql<SqlBool>`(a.description ilike ${inDescription} or a.item_number_normalized like ${inNumber}) is not true`));
   // Typed as the table it stands for: it has every column of items, under the same alias.
   return matches.as('i') as unknown as 'items as i';
 }
