@@ -240,6 +240,28 @@ describe('search', () => {
     assert.ok(hit.Score > 0.3 && hit.Score < 0.75);
   });
 
+  test('look-alikes are the numbers one typo away; only a query without them and without an exact hit gets the wide scan', async () => {
+    // A partner of its own. 45 numbers hold most of the query's trigrams but are more than one typo away (similarity
+    // 0.57); TYPO-12354 (two digits swapped, 0.54) and the alias TYPO-1234 (the last digit dropped, 0.73) are one typo
+    // away. The wide scan alone takes the 40 most similar numbers, so TYPO-12354 never came back.
+    const partner = await createManufacturer(t, 'TYPOS');
+    await t.db.insertInto('items').values(Array.from({ length: 45 }, (_, k) => ({
+      manufacturer_id: partner, item_number_display: `TYPO-1234-A${k}`, item_number_normalized: `TYPO1234A${String(k).padStart(2, '0')}`, description: 'Look-alike',
+    }))).execute();
+    await createItem(t, partner, 'TYPO-12354');
+    const holder = await createItem(t, partner, 'HOLDER-1');
+    await call(t.app, 'POST', `/api/v1/items/${holder}/aliases`, { key: t.adminKey, body: { alias: 'TYPO-1234' } });
+    await createItem(t, partner, 'WIDE-98765');
+    await createItem(t, partner, 'WIDE-98X6Y');
+    const found = async (q: string) => (await search(q)).map((h: { Item: { item_number_display: string }; MatchType: string; Score: number; AliasValue?: string }) =>
+      [h.Item.item_number_display, h.MatchType, Math.round(h.Score * 100) / 100, h.AliasValue ?? null]);
+    assert.deepEqual(await found('TYPO-12345'), [['HOLDER-1', 'fuzzy', 0.73, 'TYPO-1234'], ['TYPO-12354', 'fuzzy', 0.54, null]]);
+    // Two characters changed: nothing one typo away and no exact hit, so the wide scan finds both.
+    assert.deepEqual(await found('WIDE-98XX5'), [['WIDE-98X6Y', 'fuzzy', 0.54, null], ['WIDE-98765', 'fuzzy', 0.43, null]]);
+    // Beside an exact hit the wide scan does not run: WIDE-98X6Y is two typos away.
+    assert.deepEqual(await found('WIDE-98765'), [['WIDE-98765', 'exact', 1, null]]);
+  });
+
   test('% and _ in the query are characters, not wildcards', async () => {
     await createItem(t, south, 'PCT%50');
     await createItem(t, south, 'UNDXR9');

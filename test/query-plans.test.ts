@@ -79,13 +79,13 @@ test('every stage of the search function has an index path in the generic plan i
   assert.ok(settings.includes('plan_cache_mode=force_generic_plan'));
   // The function's one statement, with its variables as the parameters of a prepared statement.
   const statement = body.slice(body.indexOf('return query') + 'return query'.length, body.lastIndexOf(';'))
-    .replace(/\bprefix_end\b/g, '$3').replace(/\bcontains\b/g, '$4').replace(/\bpartner\b/g, '$2').replace(/\bq\b/g, '$1');
+    .replace(/\bprefix_end\b/g, '$3').replace(/\bcontains\b/g, '$4').replace(/\btypo_variants\b/g, '$5').replace(/\bpartner\b/g, '$2').replace(/\bq\b/g, '$1');
   const plans = await t.db.connection().execute(async (connection) => {
     for (const setting of settings) await sql.raw(`set ${setting.replace('=', ' = ')}`).execute(connection);
-    await sql.raw(`prepare search_probe (text, uuid, text, text) as ${statement}`).execute(connection);
+    await sql.raw(`prepare search_probe (text, uuid, text, text, text[]) as ${statement}`).execute(connection);
     try {
       const explain = async (q: string, partnerId: string | null) => (await sql.raw<{ 'QUERY PLAN': [{ Plan: unknown }] }>(
-        `explain (format json) execute search_probe(${[q, partnerId].map(literal).join(', ')}, ${literal(q)} || chr(1114111), ${literal(`%${q}%`)})`,
+        `explain (format json) execute search_probe(${[q, partnerId].map(literal).join(', ')}, ${literal(q)} || chr(1114111), ${literal(`%${q}%`)}, number_typo_variants(${literal(q)}))`,
       ).execute(connection)).rows[0]!['QUERY PLAN'][0].Plan;
       return [await explain('PALN1', null), await explain('GEN1', partner)];
     } finally {
@@ -104,6 +104,8 @@ test('every stage of the search function has an index path in the generic plan i
   };
   for (const plan of plans) {
     assert.deepEqual(bitmapsOf(plan).filter((index) => ['items_number_prefix_idx', 'item_aliases_prefix_idx'].includes(index)), []);
+    // The look-alikes one typo away are looked up by their variants (migration 0023).
+    assert.deepEqual(bitmapsOf(plan).filter((index) => index.endsWith('_typo_idx')).sort(), ['item_aliases_typo_idx', 'items_number_typo_idx']);
   }
 });
 
