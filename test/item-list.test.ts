@@ -246,7 +246,7 @@ describe('search', () => {
     // away. The wide scan alone takes the 40 most similar numbers, so TYPO-12354 never came back.
     const partner = await createManufacturer(t, 'TYPOS');
     await t.db.insertInto('items').values(Array.from({ length: 45 }, (_, k) => ({
-      manufacturer_id: partner, item_number_display: `TYPO-1234-A${k}`, item_number_normalized: `TYPO1234A${String(k).padStart(2, '0')}`, description: 'Look-alike',
+      manufacturer_id: partner, item_number_display: `TYPO-1234-A${String(k).padStart(2, '0')}`, item_number_normalized: `TYPO1234A${String(k).padStart(2, '0')}`, description: 'Look-alike',
     }))).execute();
     await createItem(t, partner, 'TYPO-12354');
     const holder = await createItem(t, partner, 'HOLDER-1');

@@ -89,14 +89,16 @@ begin
     -- Numbers and aliases one typo away: their variants meet the query's.
     (select i.id, null::text, similarity(i.item_number_normalized, q)::float8 as similarity, 'fuzzy', 3 from items i
       where (select count(*) from before_fuzzy) < 20
-        and number_typo_variants(i.item_number_normalized) && typo_variants and (partner is null or i.manufacturer_id = partner)
+        and number_typo_variants(i.item_number_normalized) && typo_variants
+        and (partner is null or i.manufacturer_id = partner)
         and similarity(i.item_number_normalized, q) >= 0.3
         and i.id not in (select b.item_id from before_fuzzy b)
       order by similarity desc limit 40)
     union all
     (select a.item_id, a.alias, similarity(a.alias_normalized, q)::float8 as similarity, 'fuzzy', 3 from item_aliases a
       where (select count(*) from before_fuzzy) < 20
-        and number_typo_variants(a.alias_normalized) && typo_variants and (partner is null or a.manufacturer_id = partner)
+        and number_typo_variants(a.alias_normalized) && typo_variants
+        and (partner is null or a.manufacturer_id = partner)
         and similarity(a.alias_normalized, q) >= 0.3
         and a.item_id not in (select b.item_id from before_fuzzy b)
       order by similarity desc limit 40)
