@@ -106,13 +106,15 @@ begin
     -- The wide scan, for a query with no exact hit and no look-alike one typo away: numbers holding half of the query's
     -- trigrams.
     (select i.id, null::text, similarity(i.item_number_normalized, q)::float8 as similarity, 'fuzzy', 3 from items i
-      where (select count(*) from before_fuzzy) < 20 and not exists (select from exact) and not exists (select from typo)
+      where (select count(*) from before_fuzzy) < 20 and (select n from exact_found) = 0
+        and not exists (select from typo)
         and q <% i.item_number_normalized and (partner is null or i.manufacturer_id = partner)
         and i.id not in (select b.item_id from before_fuzzy b)
       order by similarity desc limit 40)
     union all
     (select a.item_id, a.alias, similarity(a.alias_normalized, q)::float8 as similarity, 'fuzzy', 3 from item_aliases a
-      where (select count(*) from before_fuzzy) < 20 and not exists (select from exact) and not exists (select from typo)
+      where (select count(*) from before_fuzzy) < 20 and (select n from exact_found) = 0
+        and not exists (select from typo)
         and q <% a.alias_normalized and (partner is null or a.manufacturer_id = partner)
         and a.item_id not in (select b.item_id from before_fuzzy b)
       order by similarity desc limit 40)
@@ -120,8 +122,8 @@ begin
   -- Each item once, with its hit of the earliest stage (a number equal to q is a look-alike of similarity 1.0 too, and
   -- a long number containing q one of more than 0.75), the best of that stage, a direct hit before an alias hit.
   select distinct on (h.item_id) h.item_id, h.alias, h.score, h.match_type, h.stage
-    from (select * from exact union all select * from prefix union all select * from substring union all select * from typo
-      union all select * from fuzzy) h
+    from (select * from exact union all select * from prefix union all select * from substring
+      union all select * from typo union all select * from fuzzy) h
    where h.score >= 0.3
    order by h.item_id, h.stage, h.score desc, h.alias is null desc;
 end $$;
