@@ -1,6 +1,7 @@
 // The item list (filters, sorts, q, zero values) and item search, on a small catalogue of two partners.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { call, createItem, createManufacturer, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
 
 let t: TestApp;
@@ -134,6 +135,30 @@ describe('list', () => {
     assert.equal(await total('q=hinge&filter=below_reorder&page=3'), 2);
     assert.equal(await total('q=abc&sort=on_hand_desc&per_page=2'), 4);
     assert.equal(await total(`q=abc&manufacturer=${south}`), 1);
+  });
+
+  test('without q, the page carries the total (maintained or counted) on every page, past the last one, and 0 when nothing matches', async () => {
+    // Maintained: partner, status, stock filters, a movement window. Counted: category, uom, velocity, a stock sort with them.
+    const active = `i.status = 'active'`;
+    const belowReorder = 'i.reorder_level > 0 and i.qty_available < i.reorder_level';
+    const seen = new Set<number>();
+    for (const [query, where] of [
+      ['', active], [`manufacturer=${north}`, `${active} and i.manufacturer_id = '${north}'`], ['filter=below_reorder', `${active} and ${belowReorder}`],
+      ['filter=negative&filter=out_of_stock', `${active} and i.qty_on_hand <= 0`],
+      ['movement=30d', `${active} and (i.date_last_movement is null or i.date_last_movement < now() - interval '30 days')`],
+      ['category=Hardware', `${active} and i.category = 'Hardware'`], ['uom=FT', `${active} and i.selling_uom = 'FT'`],
+      ['category=Hardware&filter=below_reorder&sort=on_hand_desc', `${active} and i.category = 'Hardware' and ${belowReorder}`],
+      ['category=Nothing', 'false'], [`filter=missing_price&manufacturer=${south}`, `${active} and i.price_1 is null and i.manufacturer_id = '${south}'`],
+    ] as const) {
+      const { rows: [counted] } = await sql<{ n: number }>`select count(*)::int as n from items i where ${sql.raw(where)}`.execute(t.db);
+      const expected = counted!.n;
+      // One page per item, and two past the last.
+      const pages = await Promise.all(Array.from({ length: expected + 2 }, (_, i) => list(`${query}&per_page=1&page=${i + 1}`)));
+      assert.deepEqual(pages.map((answer) => answer.body.meta.total_count), pages.map(() => expected), query);
+      assert.equal(pages.filter((answer) => answer.body.data.length === 1).length, expected, query);
+      seen.add(expected);
+    }
+    assert.ok(seen.size >= 4 && seen.has(0), `totals of several sizes: ${[...seen]}`);
   });
 
   test('with q, items written while the list reads are each listed once, with exact totals', async () => {

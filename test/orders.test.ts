@@ -692,6 +692,22 @@ describe('the order list', () => {
     assert.deepEqual(names(await list('aged_hours=4')), []);
   });
 
+  test('the page carries the total (maintained or counted) on every page, past the last one, and 0 when nothing matches', async () => {
+    // Maintained: partner and status. Counted: customer, priority, q, dates.
+    for (const [query, where] of [
+      ['', 'true'], ['status=open', `status in ('entered', 'released', 'partial')`], ['status=cancelled', `status = 'cancelled'`],
+      [`customer=${listCustomer}`, `customer_id = '${listCustomer}'`], ['priority=rush', `priority = 'rush'`],
+      ['q=po-', `customer_po_number ilike '%po-%'`], ['status=billed', 'false'], ['from=2000-01-01&to=2000-01-02', 'false'],
+    ] as const) {
+      const { rows: [counted] } = await sql<{ n: number }>`select count(*)::int as n from orders
+        where manufacturer_id = ${listPartner} and ${sql.raw(where)}`.execute(t.db);
+      const expected = counted!.n;
+      const pages = await Promise.all(Array.from({ length: expected + 2 }, (_, i) => list(`${query}&per_page=1&page=${i + 1}`)));
+      assert.deepEqual(pages.map((answer) => answer.body.meta.total_count), pages.map(() => expected), query);
+      assert.equal(pages.filter((answer) => answer.body.data.length === 1).length, expected, query);
+    }
+  });
+
   test('unknown status or priority values and bad aged_hours are 400, never dropped', async () => {
     for (const query of ['status=open,lost', 'status=shipped&status=nope', 'priority=urgent', 'aged_hours=0', 'aged_hours=-3', 'aged_hours=x', 'awaiting_direct_ship=2', 'from=2026-13-01', 'colour=red']) {
       expectError(await list(query), 400, 'bad_request');

@@ -1,6 +1,7 @@
 // Adjustments through the stock mover: bins, on-hand, the ledger and its invariant, history, events, concurrency.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { adjust, call, createItem, createLocation, createManufacturer, expectError, onPostgres, startApp, userWithKey, type TestApp } from './helpers.ts';
 
 let t: TestApp;
@@ -115,6 +116,27 @@ describe('adjustments', () => {
 });
 
 describe('ledgers', () => {
+  test('a ledger page carries the total (maintained or counted) on every page, past the last one, and 0 when nothing matches', async () => {
+    const id = await createItem(t, partner, 'LED-PAGES');
+    for (const quantity of [5, -1, 2]) await adjust(t, id, quantity, binA);
+    const ledgerPartner = await createManufacturer(t, 'LEDGERLESS');
+    // Maintained: partner and type. Counted: item, dates.
+    for (const [path, where] of [
+      [`movements?manufacturer=${partner}`, sql`manufacturer_id = ${partner}`],
+      [`movements?manufacturer=${partner}&movement_type=transfer`, sql`manufacturer_id = ${partner} and movement_type = 'transfer'`],
+      [`adjustments?manufacturer=${partner}`, sql`manufacturer_id = ${partner} and movement_type in ('adjustment', 'cycle_count_correction')`],
+      [`movements?item=${id}`, sql`item_id = ${id}`], [`movements?item=${id}&to=2000-01-01`, sql`false`],
+      [`movements?manufacturer=${ledgerPartner}`, sql`manufacturer_id = ${ledgerPartner}`],
+    ] as const) {
+      const { rows: [counted] } = await sql<{ n: number }>`select count(*)::int as n from inventory_movements where ${where}`.execute(t.db);
+      const expected = counted!.n;
+      const pages = await Promise.all(Array.from({ length: expected + 2 }, (_, i) =>
+        call(t.app, 'GET', `/api/v1/inventory/${path}&per_page=1&page=${i + 1}`, { key: t.adminKey })));
+      assert.deepEqual(pages.map((answer) => answer.body.meta.total_count), pages.map(() => expected), path);
+      assert.equal(pages.filter((answer) => answer.body.data.length === 1).length, expected, path);
+    }
+  });
+
   test('movements: newest first, filtered by item, partner, type and dates; adjustments ledger holds adjustments only', async () => {
     const id = await createItem(t, partner, 'LED-1');
     await adjust(t, id, 10, binA);

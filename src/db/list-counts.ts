@@ -1,7 +1,7 @@
 // Totals of the order and item lists and of the movement ledger from the counts the database maintains (migrations
 // 0017-0019), and the fold that keeps them a row per key. A total is the sum of its key's rows, read in the caller's
 // snapshot: as exact as count(*).
-import { sql, type Kysely } from 'kysely';
+import { sql, type Expression, type Kysely, type RawBuilder } from 'kysely';
 import { ADVISORY_LOCKS } from './advisory-locks.ts';
 import type { DB } from './schema.ts';
 
@@ -15,26 +15,30 @@ export interface CountedList {
   anyFlags?: number;
 }
 
-export async function countedTotal(db: Kysely<DB>, key: CountedList): Promise<number> {
+/**
+ * The total as a scalar subquery, for a list's page statement to carry (one round trip for the page and its total,
+ * both read in one snapshot).
+ */
+export function countedTotalExpression(key: CountedList): RawBuilder<number> {
   const conditions = [sql`list = ${key.list}`];
   if (key.manufacturerId) conditions.push(sql`manufacturer_id = ${key.manufacturerId}`);
   if (key.statuses?.length) conditions.push(sql`status = any(${[...key.statuses]}::text[])`);
   if (key.anyFlags) conditions.push(sql`flags & ${key.anyFlags}::smallint <> 0`);
-  const { rows } = await sql<{ total: number }>`
-    select coalesce(sum(n), 0)::int as total from list_counts where ${sql.join(conditions, sql` and `)}`.execute(db);
-  return rows[0]!.total;
+  return sql<number>`(select coalesce(sum(n), 0)::int from list_counts where ${sql.join(conditions, sql` and `)})`;
 }
+
+export const countedTotal = (db: Kysely<DB>, key: CountedList) => totalOf(db, countedTotalExpression(key));
 
 /**
  * The items of a partner (or all) in these statuses that have not moved in the last `days` days, never-moved ones
  * included (the item list's movement window): the item total less the items whose last movement counts on a later day
  * than the window's first, less those that moved on that first day after the window began (one day's items, counted
- * from item_stock_state_status_movement_idx). Exact, as count(*), in the caller's snapshot.
+ * from item_stock_state_status_movement_idx). Exact, as count(*), in the caller's snapshot. A scalar subquery, as above.
  */
-export async function itemsNotMovedTotal(db: Kysely<DB>, key: { manufacturerId?: string; statuses: readonly string[]; days: number }): Promise<number> {
+export function itemsNotMovedTotalExpression(key: { manufacturerId?: string; statuses: readonly string[]; days: number }): RawBuilder<number> {
   const partner = (column: string) => (key.manufacturerId ? sql`and ${sql.ref(column)} = ${key.manufacturerId}` : sql``);
   const statuses = [...key.statuses];
-  const { rows } = await sql<{ total: number }>`
+  return sql<number>`(
     with window_start as (select now() - make_interval(days => ${key.days}) as at),
     first_day as (select at, (at at time zone 'UTC')::date as day from window_start)
     select (
@@ -45,7 +49,15 @@ export async function itemsNotMovedTotal(db: Kysely<DB>, key: { manufacturerId?:
       - (select count(*) from item_stock_state s, first_day f
         where s.status = any(${statuses}::text[]) ${partner('s.manufacturer_id')}
           and s.date_last_movement >= f.at and s.date_last_movement < (f.day + 1)::timestamp at time zone 'UTC')
-    )::int as total`.execute(db);
+    )::int)`;
+}
+
+export const itemsNotMovedTotal = (db: Kysely<DB>, key: Parameters<typeof itemsNotMovedTotalExpression>[0]) =>
+  totalOf(db, itemsNotMovedTotalExpression(key));
+
+/** A total expression read on its own (a page past the last has no row to carry it). */
+export async function totalOf(db: Kysely<DB>, total: Expression<number>): Promise<number> {
+  const { rows } = await sql<{ total: number }>`select ${total} as total`.execute(db);
   return rows[0]!.total;
 }
 

@@ -1,6 +1,6 @@
 // Inventory adjustments and the two ledgers (every movement; adjustments and count corrections only).
-import { sql, type Kysely } from 'kysely';
-import { countedTotal } from '../../db/list-counts.ts';
+import { sql, type Expression, type Kysely } from 'kysely';
+import { countedTotalExpression, totalOf } from '../../db/list-counts.ts';
 import type { MovementType } from '../../db/column-types.ts';
 import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
@@ -58,17 +58,20 @@ function ledgerRows<QB extends { where: (...args: any[]) => any }>(query: QB, ac
   return rows;
 }
 
-/** Newest first. `types` limits the ledger (the adjustments ledger holds adjustments and count corrections). */
+/**
+ * Newest first. `types` limits the ledger (the adjustments ledger holds adjustments and count corrections). The page's
+ * ids and times come with the total (one round trip, one snapshot), then the rows by id within the page's months. A page
+ * past the last has no row to carry the total: counted on its own.
+ */
 export async function listMovements(db: Kysely<DB>, actor: Actor, filter: LedgerFilter, page: Page, types?: readonly MovementType[]) {
-  const query = ledgerRows(db.selectFrom('inventory_movements as mv'), actor, filter, types);
-  const pageRows = await query.select(['mv.id', 'mv.performed_at']).orderBy('mv.seq', 'desc').limit(page.perPage).offset(page.offset).execute();
-  const [rows, total] = await Promise.all([
-    movementsById(db, pageRows.map((row) => row.id), pageRows.map((row) => row.performed_at)),
-    filter.item || filter.from || filter.to
-      ? query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow().then((row) => Number(row.count))
-      : ledgerTotal(db, actor.manufacturerId ?? filter.manufacturer, types, filter.movement_type),
-  ]);
-  return { rows, total };
+  const query = () => ledgerRows(db.selectFrom('inventory_movements as mv'), actor, filter, types);
+  const total: Expression<number> = filter.item || filter.from || filter.to
+    ? query().select(sql<number>`count(*)::int`.as('count')).$asScalar()
+    : ledgerTotal(actor.manufacturerId ?? filter.manufacturer, types, filter.movement_type);
+  const pageRows = await query().select(['mv.id', 'mv.performed_at', sql<number>`${total}`.as('total_count')])
+    .orderBy('mv.seq', 'desc').limit(page.perPage).offset(page.offset).execute();
+  const rows = await movementsById(db, pageRows.map((row) => row.id), pageRows.map((row) => row.performed_at));
+  return { rows, total: pageRows[0]?.total_count ?? (page.offset === 0 ? 0 : await totalOf(db, total)) };
 }
 
 /** Every movement the ledger's filters match, newest first, with the list's columns (the CSV export). */
@@ -79,8 +82,8 @@ export const allMovementRows = (db: Kysely<DB>, actor: Actor, filter: LedgerFilt
  * The total of a ledger narrowed by partner and types only, from the maintained counts (migration 0018). The query's
  * movement_type is validated against the ledger's own types, so it narrows them.
  */
-function ledgerTotal(db: Kysely<DB>, manufacturerId: string | undefined, types: readonly MovementType[] | undefined, chosen: readonly MovementType[] | undefined) {
-  return countedTotal(db, { list: 'movements', manufacturerId, statuses: chosen?.length ? chosen : types });
+function ledgerTotal(manufacturerId: string | undefined, types: readonly MovementType[] | undefined, chosen: readonly MovementType[] | undefined) {
+  return countedTotalExpression({ list: 'movements', manufacturerId, statuses: chosen?.length ? chosen : types });
 }
 
 export interface NewAdjustment {

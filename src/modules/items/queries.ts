@@ -1,7 +1,7 @@
 // The item list (filters, sorts, q) and the item search, in SQL that the indexes of migrations 0003 and 0009 serve.
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import { containsPattern } from '../../db/like.ts';
-import { countedTotal, itemsNotMovedTotal } from '../../db/list-counts.ts';
+import { countedTotalExpression, itemsNotMovedTotalExpression, totalOf } from '../../db/list-counts.ts';
 import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import type { Page } from '../../http/pagination.ts';
@@ -201,8 +201,11 @@ function itemsPage(db: Kysely<DB>, actor: Actor, f: ItemFilter, sort: string, pa
 
 type PageIds = { item_id: string; total_count?: number };
 
-/** The list's rows in the list's order: one page of them, or (page null, an export) all. */
-function itemRows(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page | null) {
+/**
+ * The list's rows in the list's order: one page of them, or (page null, an export) all. A page carries its total on
+ * every row (total_count): counted on the page, or `total`, the filters' total as a scalar subquery read once.
+ */
+function itemRows(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page | null, total?: Expression<number>) {
   const sort = f.sort && Object.hasOwn(SORTS, f.sort) ? f.sort : DEFAULT_SORT;
   const onStockState = readsStockState(f, sort);
   const counts = countsOnPage(f, page);
@@ -210,57 +213,58 @@ function itemRows(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page | null
   // the stock state's columns are equal to items', so items' sort the same.
   const pageFirst = onStockState ? stockStatePage(db, actor, f, sort, page).$castTo<PageIds>().as('p')
     : counts ? itemsPage(db, actor, f, sort, page!).$castTo<PageIds>().as('p') : null;
+  const totalColumn = counts ? sql<number>`p.total_count` : total;
   let rows = (pageFirst
     ? db.selectFrom(pageFirst).innerJoin('items as i', 'i.id', 'p.item_id')
     : filteredItems(db, actor, f))
     .innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id')
     .select(LIST_COLUMNS.map((c) => `i.${c}` as const))
     .select(['m.code as manufacturer_code', 'm.name as manufacturer_name'])
-    .$if(counts, (qb) => qb.select(sql<number>`p.total_count`.as('total_count')));
+    .$if(totalColumn !== undefined, (qb) => qb.select(sql<number>`${totalColumn}`.as('total_count')));
   for (const [column, direction] of sortColumns(sort, 'i')) rows = rows.orderBy(sql.raw(`${column} ${direction}`));
   return pageFirst || !page ? rows : rows.limit(page.perPage).offset(page.offset);
 }
 
+/**
+ * One statement answers the page and its total (a round trip costs the service and PostgreSQL more than reading a
+ * maintained total), both in one snapshot. A page past the last has no row to carry the total: counted on its own.
+ */
 export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page) {
-  if (countsOnPage(f, page)) {
-    const rows = await itemRows(db, actor, f, page).execute();
-    // An empty page past the first says nothing of the total: counted on its own.
-    const total = rows.length > 0 ? rows[0]!.total_count! : page.offset === 0 ? 0 : await itemTotal(db, actor, f);
-    return { rows: rows.map(({ total_count, ...row }) => row), total };
-  }
-  const [data, total] = await Promise.all([itemRows(db, actor, f, page).execute(), itemTotal(db, actor, f)]);
-  return { rows: data, total };
+  const total = countsOnPage(f, page) ? undefined : itemTotal(db, actor, f);
+  const rows = await itemRows(db, actor, f, page, total).execute();
+  const count = rows.length > 0 ? rows[0]!.total_count! : page.offset === 0 ? 0 : await totalOf(db, itemTotal(db, actor, f));
+  return { rows: rows.map(({ total_count, ...row }) => row), total: count };
 }
 
 /** Every item the list's filters match, in its order (the CSV export). */
 export const allItemRows = (db: Kysely<DB>, actor: Actor, f: ItemFilter) => itemRows(db, actor, f, null);
 
 /**
- * The exact total: from the maintained counts (migrations 0017, 0019) when only partner, status and either stock
- * filters or a movement window narrow the list, as they do on most screens. Otherwise counted, reading one table when
- * it can: item_stock_state when no filter needs a column only items holds, items when no stock condition does (a stock
- * sort does not change the count), both joined only when both kinds of filter are present.
+ * The exact total, as a scalar subquery: from the maintained counts (migrations 0017, 0019) when only partner, status
+ * and either stock filters or a movement window narrow the list, as they do on most screens. Otherwise counted, reading
+ * one table when it can: item_stock_state when no filter needs a column only items holds, items when no stock
+ * condition does (a stock sort does not change the count), both joined only when both kinds of filter are present.
  */
-async function itemTotal(db: Kysely<DB>, actor: Actor, f: ItemFilter): Promise<number> {
+function itemTotal(db: Kysely<DB>, actor: Actor, f: ItemFilter): Expression<number> {
   const partner = actor.manufacturerId ?? f.manufacturer;
   if (!hasItemsFilter(f) && !f.velocity && f.movement && !f.filter?.length) {
-    return itemsNotMovedTotal(db, { manufacturerId: partner, statuses: statuses(f), days: windowDays(f.movement) });
+    return itemsNotMovedTotalExpression({ manufacturerId: partner, statuses: statuses(f), days: windowDays(f.movement) });
   }
   if (!hasItemsFilter(f) && !f.movement && !f.velocity) {
-    return countedTotal(db, {
+    return countedTotalExpression({
       list: 'items',
       manufacturerId: partner,
       statuses: statuses(f),
       anyFlags: (f.filter ?? []).reduce((bits, name) => bits | FLAG_BITS[name], 0),
     });
   }
-  const countAll = sql<number>`count(*)`.as('count');
+  const countAll = sql<number>`count(*)::int`.as('count');
   const count = !hasItemsFilter(f)
     ? filteredStockState(db, actor, f).select(countAll)
     : !hasStockCondition(f)
       ? filteredItems(db, actor, f).select(countAll)
       : filteredStockState(db, actor, f).innerJoin(itemsAs(db, f), 'i.id', 's.item_id').where((eb) => itemsConditions(eb, f)).select(countAll);
-  return (await count.executeTakeFirstOrThrow()).count;
+  return count.$asScalar();
 }
 
 export type SearchHit = ListRow & {

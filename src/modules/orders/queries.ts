@@ -1,8 +1,8 @@
 // The order's SQL: the header with its joins, lines with the item's availability, the list with its filters, and the
 // includes of the detail response (fulfilment, shipments, blocks, documents).
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Expression, type Kysely, type Transaction } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
-import { countedTotal } from '../../db/list-counts.ts';
+import { countedTotalExpression, totalOf } from '../../db/list-counts.ts';
 import { containsPattern } from '../../db/like.ts';
 import type { OrderStatus, Priority } from '../../db/column-types.ts';
 import type { DB } from '../../db/schema.ts';
@@ -110,20 +110,21 @@ function filteredOrders(db: Kysely<DB>, actor: Actor, f: OrderFilter) {
 }
 
 /**
- * Newest first (the order number grows with every order). The page's ids come first and its rows by primary key after:
- * two statements whose prepared plans are right for any page, where one statement's plan would guess the page size.
+ * Newest first (the order number grows with every order), in one statement with its total (a round trip costs more than
+ * the maintained total it reads), both in one snapshot: the page's ids first, along the index, then their rows by
+ * primary key with the joins. A page past the last has no row to carry the total: counted on its own.
  */
 export async function listOrders(db: Kysely<DB>, actor: Actor, f: OrderFilter, page: Page) {
-  const [ids, total] = await Promise.all([
-    filteredOrders(db, actor, f).select('o.id').orderBy('o.order_number', 'desc').limit(page.perPage).offset(page.offset).execute(),
-    orderTotal(db, actor, f),
-  ]);
-  const rows = ids.length === 0 ? [] : await withJoins(db)
+  const pageIds = filteredOrders(db, actor, f).select('o.id as page_id').orderBy('o.order_number', 'desc')
+    .limit(page.perPage).offset(page.offset).as('p');
+  const rows = await withJoins(db)
+    .innerJoin(pageIds, 'p.page_id', 'o.id')
     .select(DISPLAY_SUBSTATUS.as('display_substatus'))
-    .where('o.id', '=', sql<string>`any(${ids.map((row) => row.id)}::uuid[])`)
+    .select(sql<number>`${orderTotal(db, actor, f)}`.as('total_count'))
     .orderBy('o.order_number', 'desc')
     .execute();
-  return { rows, total };
+  const total = rows.length > 0 ? rows[0]!.total_count : page.offset === 0 ? 0 : await totalOf(db, orderTotal(db, actor, f));
+  return { rows: rows.map(({ total_count, ...row }) => row), total };
 }
 
 /** Every order the list's filters match, newest first, with the list's columns (the CSV export). */
@@ -134,11 +135,11 @@ export function allOrderRows(db: Kysely<DB>, actor: Actor, f: OrderFilter) {
     .orderBy('o.order_number', 'desc');
 }
 
-/** The exact total: from the maintained counts (migration 0017) when only partner and status narrow the list, else counted. */
-async function orderTotal(db: Kysely<DB>, actor: Actor, f: OrderFilter): Promise<number> {
+/** The exact total, as a scalar subquery: from the maintained counts (migration 0017) when only partner and status narrow the list, else counted. */
+function orderTotal(db: Kysely<DB>, actor: Actor, f: OrderFilter): Expression<number> {
   const narrowedFurther = f.customer || f.priorities.length || f.aged_hours || f.from || f.to || f.awaiting_direct_ship || f.q?.trim();
-  if (!narrowedFurther) return countedTotal(db, { list: 'orders', manufacturerId: actor.manufacturerId ?? f.manufacturer, statuses: f.statuses });
-  return (await filteredOrders(db, actor, f).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow()).count;
+  if (!narrowedFurther) return countedTotalExpression({ list: 'orders', manufacturerId: actor.manufacturerId ?? f.manufacturer, statuses: f.statuses });
+  return filteredOrders(db, actor, f).select(sql<number>`count(*)::int`.as('count')).$asScalar();
 }
 
 type LifecycleAction = 'created' | 'released' | 'shipped' | 'picked_up' | 'cancelled' | 'started' | 'packed';
