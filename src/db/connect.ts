@@ -233,6 +233,10 @@ async function listenOnServer(url: string, connectTimeoutMs: number, channel: st
 // `like '%x%'` finds twenty rows and would read the whole catalogue instead.
 const PLANNED_PER_VALUE = /\b(i?like)\b|\s%\s/i;
 
+// A statement without parameters is named too: its values are literals of a closed set (db/literals.ts), written in so
+// that its plan is kept. Scripts of several statements (migrations), transaction control and DDL are sent as text.
+const ONE_STATEMENT = /^\s*(select|with|insert|update|delete)\b[^;]*$/i;
+
 /**
  * Parameterized statements run as named prepared statements, so each connection parses and plans a query shape once
  * instead of on every request (measured: the key lookup runs twice as fast); text matching excepted (above). The shapes
@@ -263,7 +267,7 @@ function withPreparedStatements(pool: pg.Pool, named: boolean): PostgresPool {
       return {
         query: ((text: unknown, values?: unknown[]) => {
           if (broken) return Promise.reject(broken);
-          return (named && typeof text === 'string' && values?.length && !PLANNED_PER_VALUE.test(text)
+          return (named && typeof text === 'string' && (values?.length || ONE_STATEMENT.test(text)) && !PLANNED_PER_VALUE.test(text)
             ? client.query({ name: nameOf(text), text, values })
             : client.query(text as string, values)).catch(noteFailure);
         }) as never,

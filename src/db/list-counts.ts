@@ -3,6 +3,7 @@
 // snapshot: as exact as count(*).
 import { sql, type Expression, type Kysely, type RawBuilder } from 'kysely';
 import { ADVISORY_LOCKS } from './advisory-locks.ts';
+import { inLiterals } from './literals.ts';
 import type { DB } from './schema.ts';
 
 export interface CountedList {
@@ -20,10 +21,12 @@ export interface CountedList {
  * both read in one snapshot).
  */
 export function countedTotalExpression(key: CountedList): RawBuilder<number> {
-  const conditions = [sql`list = ${key.list}`];
+  // The list, statuses and flags as literals (db/literals.ts): with them as parameters, a plan made for any value
+  // estimates a key of every list and the page's statement carrying this total is planned on every request.
+  const conditions = [sql`list = ${sql.lit(key.list)}`];
   if (key.manufacturerId) conditions.push(sql`manufacturer_id = ${key.manufacturerId}`);
-  if (key.statuses?.length) conditions.push(sql`status = any(${[...key.statuses]}::text[])`);
-  if (key.anyFlags) conditions.push(sql`flags & ${key.anyFlags}::smallint <> 0`);
+  if (key.statuses?.length) conditions.push(inLiterals('status', key.statuses));
+  if (key.anyFlags) conditions.push(sql`flags & ${sql.lit(key.anyFlags)}::smallint <> 0`);
   return sql<number>`(select coalesce(sum(n), 0)::int from list_counts where ${sql.join(conditions, sql` and `)})`;
 }
 
@@ -37,17 +40,16 @@ export const countedTotal = (db: Kysely<DB>, key: CountedList) => totalOf(db, co
  */
 export function itemsNotMovedTotalExpression(key: { manufacturerId?: string; statuses: readonly string[]; days: number }): RawBuilder<number> {
   const partner = (column: string) => (key.manufacturerId ? sql`and ${sql.ref(column)} = ${key.manufacturerId}` : sql``);
-  const statuses = [...key.statuses];
   return sql<number>`(
-    with window_start as (select now() - make_interval(days => ${key.days}) as at),
+    with window_start as (select now() - make_interval(days => ${sql.lit(key.days)}) as at),
     first_day as (select at, (at at time zone 'UTC')::date as day from window_start)
     select (
       (select coalesce(sum(n), 0) from list_counts
-        where list = 'items' and status = any(${statuses}::text[]) ${partner('manufacturer_id')})
+        where list = 'items' and ${inLiterals('status', key.statuses)} ${partner('manufacturer_id')})
       - (select coalesce(sum(c.n), 0) from list_counts c, first_day f
-        where c.list = 'items_moved' and c.moved_on > f.day and c.status = any(${statuses}::text[]) ${partner('c.manufacturer_id')})
+        where c.list = 'items_moved' and c.moved_on > f.day and ${inLiterals('c.status', key.statuses)} ${partner('c.manufacturer_id')})
       - (select count(*) from item_stock_state s, first_day f
-        where s.status = any(${statuses}::text[]) ${partner('s.manufacturer_id')}
+        where ${inLiterals('s.status', key.statuses)} ${partner('s.manufacturer_id')}
           and s.date_last_movement >= f.at and s.date_last_movement < (f.day + 1)::timestamp at time zone 'UTC')
     )::int)`;
 }

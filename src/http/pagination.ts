@@ -1,4 +1,5 @@
 // page / per_page of every list (CONTRACT: integers >= 1, per_page above 100 is clamped) and the list meta.
+import { sql, type RawBuilder } from 'kysely';
 import { Type } from 'typebox';
 
 export const MAX_PER_PAGE = 100;
@@ -25,6 +26,17 @@ export function pageOf(query: { page?: number; per_page?: number }, defaultPerPa
   const page = query.page ?? 1;
   const perPage = Math.min(query.per_page ?? defaultPerPage, MAX_PER_PAGE);
   return { page, perPage, offset: (page - 1) * perPage };
+}
+
+/**
+ * One page of a list query. The page size is written into the statement (a literal, at most MAX_PER_PAGE of them) and
+ * the first page has no offset, so the first page of a list (the one every screen opens) has no parameter that its
+ * plan depends on: PostgreSQL keeps one plan for it per connection instead of planning it on every request, which cost
+ * as much as running it (docs/decisions.md, "Plans kept for first pages").
+ */
+export function onePage<Q extends { limit(value: RawBuilder<number>): Q; offset(value: number): Q }>(query: Q, page: Page): Q {
+  const limited = query.limit(sql.lit(page.perPage));
+  return page.offset > 0 ? limited.offset(page.offset) : limited;
 }
 
 export function listResponse<T>(data: T[], totalCount: number, page: Page) {

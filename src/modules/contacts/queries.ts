@@ -2,7 +2,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import type { Actor } from '../../http/auth.ts';
-import type { Page } from '../../http/pagination.ts';
+import { onePage, type Page } from '../../http/pagination.ts';
 import type { ENTITY_TYPES } from './schemas.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
@@ -31,7 +31,7 @@ export function inListOrder<QB extends { orderBy: (...args: any[]) => any }>(que
 export async function listLinkedContacts(db: Kysely<DB>, entityType: EntityType, entityId: string, page: Page) {
   const linked = activeLinkedContacts(db, entityType, entityId);
   const [rows, total] = await Promise.all([
-    inListOrder(linked.selectAll('c').select(['a.id as association_id', 'a.role'])).limit(page.perPage).offset(page.offset).execute(),
+    inListOrder(linked.selectAll('c').select(['a.id as association_id', 'a.role'])).$call((query) => onePage(query, page)).execute(),
     linked.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: total.count };

@@ -2,7 +2,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import { containsPattern } from '../../db/like.ts';
 import type { DB } from '../../db/schema.ts';
-import type { Page } from '../../http/pagination.ts';
+import { onePage, type Page } from '../../http/pagination.ts';
 import type { CUSTOMER_STATUSES } from './schemas.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
@@ -33,8 +33,7 @@ export async function listCustomers(db: Kysely<DB>, filter: CustomerFilter, page
       .selectAll()
       .orderBy((eb) => eb.fn('lower', ['name']))
       .orderBy('account_number')
-      .limit(page.perPage)
-      .offset(page.offset)
+      .$call((query) => onePage(query, page))
       .execute(),
     filteredCustomers(db, filter).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);
@@ -52,8 +51,7 @@ export async function listAddresses(db: Kysely<DB>, table: AddressTable, custome
       .selectAll()
       .orderBy((eb) => eb.fn('lower', ['name']))
       .orderBy('id')
-      .limit(page.perPage)
-      .offset(page.offset)
+      .$call((query) => onePage(query, page))
       .execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);

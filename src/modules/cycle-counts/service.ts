@@ -12,7 +12,7 @@ import { documentNumber } from '../../domain/numbers.ts';
 import { adjustStock } from '../../domain/stock.ts';
 import type { Actor } from '../../http/auth.ts';
 import { invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
-import type { Page } from '../../http/pagination.ts';
+import { onePage, type Page } from '../../http/pagination.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
 
@@ -53,7 +53,7 @@ export async function listCycleCounts(db: Kysely<DB>, filter: { status?: CycleCo
   if (filter.status?.length) query = query.where('b.status', 'in', filter.status);
   const ids = query.select('b.id');
   const [rows, total] = await Promise.all([
-    batches(db).where('b.id', 'in', ids).orderBy('b.created_at', 'desc').orderBy('b.id').limit(page.perPage).offset(page.offset).execute(),
+    batches(db).where('b.id', 'in', ids).orderBy('b.created_at', 'desc').orderBy('b.id').$call((query) => onePage(query, page)).execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: total.count };

@@ -6,7 +6,7 @@ import { inTransaction } from '../../db/transaction.ts';
 import { invalidRequest } from '../../domain/errors.ts';
 import { WAREHOUSE_TENANT, type EventKind } from '../../domain/events.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
-import type { Page } from '../../http/pagination.ts';
+import { onePage, type Page } from '../../http/pagination.ts';
 
 const tenantOf = (actor: Actor) => actor.manufacturerId ?? WAREHOUSE_TENANT;
 
@@ -15,7 +15,7 @@ export async function pollEvents(db: Kysely<DB>, actor: Actor, filter: { kind?: 
   let inbox = db.selectFrom('event_inbox as i').where('i.tenant', '=', tenantOf(actor));
   if (filter.kind) inbox = inbox.where('i.kind', '=', filter.kind);
   // The page of the inbox first (its index gives it in order), then its events: the join never sees more than the page.
-  const pageOfInbox = inbox.select('i.event_seq').orderBy('i.event_seq').limit(page.perPage).offset(page.offset);
+  const pageOfInbox = inbox.select('i.event_seq').orderBy('i.event_seq').$call((query) => onePage(query, page));
   const [rows, total] = await Promise.all([
     db.selectFrom(pageOfInbox.as('p')).innerJoin('outbox_events as e', 'e.seq', 'p.event_seq')
       .select(['e.id', 'e.kind', 'e.occurred_at', 'e.manufacturer_id', 'e.data'])

@@ -4,7 +4,7 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { notFound } from '../../domain/errors.ts';
-import type { Page } from '../../http/pagination.ts';
+import { onePage, type Page } from '../../http/pagination.ts';
 import { blockExceptionId } from '../orders/queries.ts';
 
 export type ExceptionKind = 'short_pick' | 'mispick' | 'quality';
@@ -91,7 +91,7 @@ export async function listExceptions(db: Kysely<DB>, actor: Actor, filter: Excep
     query = query.where(filter.awaitingSupplyPartner ? awaiting : sql<boolean>`not ${awaiting}`);
   }
   const [rows, total] = await Promise.all([
-    query.orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').limit(page.perPage).offset(page.offset).execute(),
+    query.orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').$call((query) => onePage(query, page)).execute(),
     query.clearSelect().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ]);
   return { rows: rows.map(serializeException), total: Number(total.n) };

@@ -7,7 +7,7 @@ import { inTransaction } from '../../db/transaction.ts';
 import { adjustStock } from '../../domain/stock.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { invalidRequest, notFound } from '../../domain/errors.ts';
-import type { Page } from '../../http/pagination.ts';
+import { onePage, type Page } from '../../http/pagination.ts';
 
 function movementsWithNames(db: Kysely<DB>) {
   return db
@@ -69,7 +69,7 @@ export async function listMovements(db: Kysely<DB>, actor: Actor, filter: Ledger
     ? query().select(sql<number>`count(*)::int`.as('count')).$asScalar()
     : ledgerTotal(actor.manufacturerId ?? filter.manufacturer, types, filter.movement_type);
   const pageRows = await query().select(['mv.id', 'mv.performed_at', sql<number>`${total}`.as('total_count')])
-    .orderBy('mv.seq', 'desc').limit(page.perPage).offset(page.offset).execute();
+    .orderBy('mv.seq', 'desc').$call((query) => onePage(query, page)).execute();
   const rows = await movementsById(db, pageRows.map((row) => row.id), pageRows.map((row) => row.performed_at));
   return { rows, total: pageRows[0]?.total_count ?? (page.offset === 0 ? 0 : await totalOf(db, total)) };
 }

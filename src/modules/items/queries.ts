@@ -1,10 +1,11 @@
 // The item list (filters, sorts, q) and the item search, in SQL that the indexes of migrations 0003 and 0009 serve.
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import { containsPattern } from '../../db/like.ts';
+import { inLiterals } from '../../db/literals.ts';
 import { countedTotalExpression, itemsNotMovedTotalExpression, totalOf } from '../../db/list-counts.ts';
 import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
-import type { Page } from '../../http/pagination.ts';
+import { onePage, type Page } from '../../http/pagination.ts';
 import type { ITEM_FILTERS, ITEM_STATUSES, MOVEMENT_WINDOWS, VELOCITIES } from './schemas.ts';
 import { LIST_COLUMNS, type ListRow } from './serialize.ts';
 
@@ -33,11 +34,13 @@ type ItemsEb = ExpressionBuilder<DB & { i: DB['items'] }, 'i'>;
 type StockEb = ExpressionBuilder<DB & { s: DB['item_stock_state'] }, 's'>;
 
 // Every stock filter reads item_stock_state (migration 0009), whose partial indexes answer them OR-ed together.
+// Their zeros are literals (db/literals.ts): a partial index serves a plan only when its predicate follows from the query.
+const ZERO = sql.lit(0);
 const STOCK_FILTERS: Record<(typeof ITEM_FILTERS)[number], (eb: StockEb) => Expression<SqlBool>> = {
-  negative: (eb) => eb('s.qty_on_hand', '<', 0),
-  oversold: (eb) => eb('s.qty_available', '<', 0),
-  out_of_stock: (eb) => eb('s.qty_on_hand', '=', 0),
-  below_reorder: (eb) => eb.and([eb('s.reorder_level', '>', 0), eb('s.qty_available', '<', eb.ref('s.reorder_level'))]),
+  negative: (eb) => eb('s.qty_on_hand', '<', ZERO),
+  oversold: (eb) => eb('s.qty_available', '<', ZERO),
+  out_of_stock: (eb) => eb('s.qty_on_hand', '=', ZERO),
+  below_reorder: (eb) => eb.and([eb('s.reorder_level', '>', ZERO), eb('s.qty_available', '<', eb.ref('s.reorder_level'))]),
   missing_price: (eb) => eb('s.price_1', 'is', null),
 };
 
@@ -128,7 +131,7 @@ const statuses = (f: ItemFilter) => (f.status?.length ? f.status : ['active' as 
 function filteredItems(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
   let query = inPartnerScope(db.selectFrom(itemsAs(db, f)), actor, 'i.manufacturer_id');
   if (!actor.manufacturerId && f.manufacturer) query = query.where('i.manufacturer_id', '=', f.manufacturer);
-  query = query.where('i.status', 'in', statuses(f));
+  query = query.where(inLiterals('i.status', statuses(f)));
   if (hasItemsFilter(f)) query = query.where((eb) => itemsConditions(eb, f));
   return query;
 }
@@ -154,13 +157,13 @@ function sortColumns(sort: string, table: 's' | 'i'): (readonly [string, string]
 function filteredStockState(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
   let query = inPartnerScope(db.selectFrom('item_stock_state as s'), actor, 's.manufacturer_id');
   if (!actor.manufacturerId && f.manufacturer) query = query.where('s.manufacturer_id', '=', f.manufacturer);
-  query = query.where('s.status', 'in', statuses(f));
+  query = query.where(inLiterals('s.status', statuses(f)));
   if (f.filter?.length) query = query.where((eb) => eb.or(f.filter!.map((name) => STOCK_FILTERS[name](eb))));
   if (f.movement) {
     const days = windowDays(f.movement);
     query = query.where((eb) => eb.or([
       eb('s.date_last_movement', 'is', null),
-      eb('s.date_last_movement', '<', sql<Date>`now() - make_interval(days => ${days})`),
+      eb('s.date_last_movement', '<', sql<Date>`now() - make_interval(days => ${sql.lit(days)})`),
     ]));
   }
   if (f.velocity) query = query.where(VELOCITY[f.velocity]);
@@ -181,7 +184,7 @@ function stockStatePage(db: Kysely<DB>, actor: Actor, f: ItemFilter, sort: strin
     .select('s.item_id')
     .$if(countsOnPage(f, page), (qb) => qb.select(TOTAL_OVER_ALL));
   for (const [column, direction] of order) query = query.orderBy(sql.raw(`${column} ${direction}`));
-  return page ? query.limit(page.perPage).offset(page.offset) : query;
+  return page ? onePage(query, page) : query;
 }
 
 /**
@@ -196,7 +199,7 @@ function itemsPage(db: Kysely<DB>, actor: Actor, f: ItemFilter, sort: string, pa
     .select('i.id as item_id')
     .select(TOTAL_OVER_ALL);
   for (const [column, direction] of order) query = query.orderBy(sql.raw(`${column} ${direction}`));
-  return query.limit(page.perPage).offset(page.offset);
+  return onePage(query, page);
 }
 
 type PageIds = { item_id: string; total_count?: number };
@@ -222,7 +225,7 @@ function itemRows(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page | null
     .select(['m.code as manufacturer_code', 'm.name as manufacturer_name'])
     .$if(totalColumn !== undefined, (qb) => qb.select(sql<number>`${totalColumn}`.as('total_count')));
   for (const [column, direction] of sortColumns(sort, 'i')) rows = rows.orderBy(sql.raw(`${column} ${direction}`));
-  return pageFirst || !page ? rows : rows.limit(page.perPage).offset(page.offset);
+  return pageFirst || !page ? rows : onePage(rows, page);
 }
 
 /**

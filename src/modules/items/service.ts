@@ -5,7 +5,7 @@ import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { forbidden, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
-import type { Page } from '../../http/pagination.ts';
+import { onePage, type Page } from '../../http/pagination.ts';
 import { normalizeItemNumber } from './queries.ts';
 import { serializeItem } from './serialize.ts';
 
@@ -201,7 +201,7 @@ export async function listAliases(db: Kysely<DB>, actor: Actor, itemId: string, 
   if (!item) throw notFound('item');
   const query = db.selectFrom('item_aliases').where('item_id', '=', itemId);
   const [rows, total] = await Promise.all([
-    query.select(['id', 'item_id', 'alias', 'alias_normalized', 'created_at']).orderBy('alias_normalized').limit(page.perPage).offset(page.offset).execute(),
+    query.select(['id', 'item_id', 'alias', 'alias_normalized', 'created_at']).orderBy('alias_normalized').$call((query) => onePage(query, page)).execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: total.count };

@@ -7,7 +7,7 @@ import { recordHistory } from '../../domain/history.ts';
 import { transferStock, type MovementRow } from '../../domain/stock.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { ApiError, forbidden, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
-import type { Page } from '../../http/pagination.ts';
+import { onePage, type Page } from '../../http/pagination.ts';
 import { movementsById } from '../inventory/service.ts';
 import type { LOCATION_TYPES } from './schemas.ts';
 
@@ -64,8 +64,7 @@ export async function listLocations(db: Kysely<DB>, actor: Actor, filter: Locati
       .select(LOCATION_COLUMNS)
       .select([stock(sql`count(distinct b.item_id)::int`).as('item_count'), stock(sql`coalesce(sum(b.qty_on_hand), 0)::int`).as('total_qty')])
       .orderBy('l.location_code')
-      .limit(page.perPage)
-      .offset(page.offset)
+      .$call((query) => onePage(query, page))
       .execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);
@@ -84,8 +83,7 @@ export async function locationStock(db: Kysely<DB>, actor: Actor, id: string, pa
       .select(['b.item_id', 'i.item_number_display', 'i.description', 'm.name as manufacturer_name', 'b.qty_on_hand', 'b.inventory_status', 'b.is_primary'])
       .orderBy('i.item_number_normalized')
       .orderBy('b.inventory_status')
-      .limit(page.perPage)
-      .offset(page.offset)
+      .$call((query) => onePage(query, page))
       .execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);

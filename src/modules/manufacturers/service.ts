@@ -6,7 +6,7 @@ import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { forbidden, notFound } from '../../domain/errors.ts';
-import type { Page } from '../../http/pagination.ts';
+import { onePage, type Page } from '../../http/pagination.ts';
 import type { Selectable } from 'kysely';
 
 export type ManufacturerRow = Selectable<ManufacturersTable>;
@@ -19,7 +19,7 @@ export async function listManufacturers(db: Kysely<DB>, actor: Actor, filter: { 
   }
   if (filter.is_active !== undefined) query = query.where('is_active', '=', filter.is_active);
   const [rows, total] = await Promise.all([
-    query.selectAll().orderBy('code').limit(page.perPage).offset(page.offset).execute(),
+    query.selectAll().orderBy('code').$call((query) => onePage(query, page)).execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: total.count };

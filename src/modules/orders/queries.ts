@@ -4,11 +4,12 @@ import { sql, type Expression, type Kysely, type Transaction } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { countedTotalExpression, totalOf } from '../../db/list-counts.ts';
 import { containsPattern } from '../../db/like.ts';
+import { inLiterals } from '../../db/literals.ts';
 import type { OrderStatus, Priority } from '../../db/column-types.ts';
 import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { notFound } from '../../domain/errors.ts';
-import type { Page } from '../../http/pagination.ts';
+import { onePage, type Page } from '../../http/pagination.ts';
 import type { DisplaySubstatus, OrderJoins, OrderRow } from './serialize.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
@@ -83,10 +84,10 @@ function filteredOrders(db: Kysely<DB>, actor: Actor, f: OrderFilter) {
   let query = inPartnerScope(db.selectFrom('orders as o'), actor, 'o.manufacturer_id');
   if (!actor.manufacturerId && f.manufacturer) query = query.where('o.manufacturer_id', '=', f.manufacturer);
   if (f.customer) query = query.where('o.customer_id', '=', f.customer);
-  // Statuses and priorities are checked against their enums, then written into the statement as literals: each set of
-  // them is its own prepared statement whose plan knows the values (status=open reads the partial index of open orders).
-  if (f.statuses.length) query = query.where(sql<boolean>`o.status in (${sql.join(f.statuses.map((v) => sql.lit(v)))})`);
-  if (f.priorities.length) query = query.where(sql<boolean>`o.priority in (${sql.join(f.priorities.map((v) => sql.lit(v)))})`);
+  // Statuses and priorities are checked against their enums, then written as literals (status=open reads the partial
+  // index of open orders).
+  if (f.statuses.length) query = query.where(inLiterals('o.status', f.statuses));
+  if (f.priorities.length) query = query.where(inLiterals('o.priority', f.priorities));
   if (f.aged_hours) query = query.where('o.created_at', '<=', sql<Date>`now() - make_interval(hours => ${f.aged_hours})`);
   if (f.from) query = query.where('o.order_date', '>=', f.from);
   if (f.to) query = query.where('o.order_date', '<=', f.to);
@@ -115,8 +116,7 @@ function filteredOrders(db: Kysely<DB>, actor: Actor, f: OrderFilter) {
  * primary key with the joins. A page past the last has no row to carry the total: counted on its own.
  */
 export async function listOrders(db: Kysely<DB>, actor: Actor, f: OrderFilter, page: Page) {
-  const pageIds = filteredOrders(db, actor, f).select('o.id as page_id').orderBy('o.order_number', 'desc')
-    .limit(page.perPage).offset(page.offset).as('p');
+  const pageIds = filteredOrders(db, actor, f).select('o.id as page_id').orderBy('o.order_number', 'desc').$call((query) => onePage(query, page)).as('p');
   const rows = await withJoins(db)
     .innerJoin(pageIds, 'p.page_id', 'o.id')
     .select(DISPLAY_SUBSTATUS.as('display_substatus'))

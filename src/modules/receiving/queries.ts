@@ -4,7 +4,7 @@ import type { ReceivingBatchStatus } from '../../db/column-types.ts';
 import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { notFound } from '../../domain/errors.ts';
-import type { Page } from '../../http/pagination.ts';
+import { onePage, type Page } from '../../http/pagination.ts';
 import { serializeBatch, serializeLine, type BatchRow } from './serialize.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
@@ -68,8 +68,7 @@ export async function listBatches(db: Kysely<DB>, actor: Actor, filter: BatchFil
       .orderBy('b.received_date', 'desc')
       .orderBy('b.created_at', 'desc')
       .orderBy('b.id')
-      .limit(page.perPage)
-      .offset(page.offset)
+      .$call((query) => onePage(query, page))
       .execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);

@@ -3,11 +3,11 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory, type Author } from '../../domain/history.ts';
-import type { Page } from '../../http/pagination.ts';
+import { onePage, type Page } from '../../http/pagination.ts';
 
 export async function listWarehouses(db: Kysely<DB>, page: Page) {
   const [rows, total] = await Promise.all([
-    db.selectFrom('warehouses').selectAll().orderBy('code').limit(page.perPage).offset(page.offset).execute(),
+    db.selectFrom('warehouses').selectAll().orderBy('code').$call((query) => onePage(query, page)).execute(),
     db.selectFrom('warehouses').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: total.count };

@@ -11,7 +11,7 @@ import { forbidden, invalidStatus, notFound } from '../../domain/errors.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { randomBase62, sealSecret } from '../../domain/secrets.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
-import type { Page } from '../../http/pagination.ts';
+import { onePage, type Page } from '../../http/pagination.ts';
 import { checkWebhookUrl } from './url-guard.ts';
 
 type Row = Selectable<WebhookSubscriptionsTable>;
@@ -153,7 +153,7 @@ export async function listDeliveries(db: Kysely<DB>, actor: Actor, id: string, f
     count = count.where('status', '=', filter.status);
   }
   const [rows, total] = await Promise.all([
-    query.orderBy('d.created_at', 'desc').orderBy('d.event_seq', 'desc').limit(page.perPage).offset(page.offset).execute(),
+    query.orderBy('d.created_at', 'desc').orderBy('d.event_seq', 'desc').$call((query) => onePage(query, page)).execute(),
     count.executeTakeFirstOrThrow(),
   ]);
   return { rows: rows.map(shownDelivery), total: Number(total.n) };
