@@ -6,8 +6,13 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createQueryId, sql } from 'kysely';
 import { literal, pagedReads, plansOfRecorded, queryRecorder, relationsOf, seqScans } from '../bench/plan-check.ts';
+import { connectPostgres } from '../src/db/connect.ts';
 import { maintainPartitions } from '../src/db/partitions.ts';
-import { call, createItem, createManufacturer, freshDatabase, onPostgres, startApp, type TestApp } from './helpers.ts';
+import type { Actor } from '../src/http/auth.ts';
+import { pageOf } from '../src/http/pagination.ts';
+import { listItems } from '../src/modules/items/queries.ts';
+import { listOrders } from '../src/modules/orders/queries.ts';
+import { call, createItem, createManufacturer, freshDatabase, onPostgres, serverUrl, startApp, type TestApp } from './helpers.ts';
 
 const { plugin: capture, captured } = queryRecorder();
 
@@ -137,5 +142,29 @@ test('a ledger or report over a date range reads only the months of its range', 
     const months = (await plansOf(url)).flatMap(({ plan }) => relationsOf(plan)).filter((name) => name.startsWith('inventory_movements_'));
     assert.ok(months.length > 0, `${url} reads the ledger`);
     assert.deepEqual([...new Set(months)].filter((name) => !wanted.has(name)), [], `${url} reads only ${[...wanted]}`);
+  }
+});
+
+test('the first page of a screen\'s list keeps its plan: PostgreSQL stops planning it after its trial runs', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
+  // One connection, so that every run below meets the prepared statements of the ones before.
+  const url = new URL(serverUrl!);
+  url.pathname = `/${(await sql<{ name: string }>`select current_database() as name`.execute(t.db)).rows[0]!.name}`;
+  const single = connectPostgres(url.toString(), { poolSize: 1 });
+  try {
+    const staff = { manufacturerId: null } as Actor;
+    const firstPage = pageOf({}, 50);
+    for (let run = 0; run < 8; run++) {
+      await listItems(single.db, staff, { filter: ['below_reorder'] }, firstPage);
+      await listItems(single.db, staff, { manufacturer: partner }, firstPage);
+      await listOrders(single.db, staff, { statuses: ['entered', 'released', 'partial'], priorities: [] }, firstPage);
+    }
+    const { rows } = await sql<{ statement: string; generic_plans: number; custom_plans: number }>`
+      select statement, generic_plans, custom_plans from pg_prepared_statements
+      where statement like '%total_count%'`.execute(single.db);
+    assert.equal(rows.length, 3, rows.map((row) => row.statement).join('\n'));
+    // Five custom plans are PostgreSQL's trial; from then on the kept plan runs.
+    for (const row of rows) assert.ok(row.generic_plans >= 3 && row.custom_plans <= 5, `${row.generic_plans} generic, ${row.custom_plans} custom: ${row.statement}`);
+  } finally {
+    await single.close();
   }
 });
