@@ -37,14 +37,15 @@ export function emit(tx: Transaction<DB>, kind: EventKind, data: Record<string, 
 /**
  * The audit row of a change and the event announcing it, in one statement: one round trip instead of two on the
  * busiest paths (the floor's). The event belongs to the history entry's partner. `more` writes other rows in the same
- * statement: more audit entries, and `writes`, WITH clauses (`name as (insert ...)`, comma separated) of the change
- * itself. They all see the database as the statement began, so none may depend on another's effect.
+ * statement: more audit entries, written before or after the change's own, and `writes`, WITH clauses (`name as
+ * (insert ...)`, comma separated) of the change itself. They all see the database as the statement began, so none may
+ * depend on another's effect (a clause may read another's RETURNING by its name).
  */
 export function recordAndEmit(
   tx: Transaction<DB>, author: Author, entry: HistoryEntry, kind: EventKind, data: Record<string, unknown>,
-  more: { entries?: HistoryEntry[]; writes?: RawBuilder<unknown> } = {},
+  more: { before?: HistoryEntry[]; after?: HistoryEntry[]; writes?: RawBuilder<unknown> } = {},
 ): Promise<OutboxEvent> {
-  const history = sql`also as (${historyInsert(author, [...(more.entries ?? []), entry])})`;
+  const history = sql`also as (${historyInsert(author, [...(more.before ?? []), entry, ...(more.after ?? [])])})`;
   return writeEvent(tx, kind, data, entry.manufacturerId ?? null, more.writes ? sql`${more.writes}, ${history}` : history);
 }
 

@@ -1,6 +1,6 @@
 // Order lines: the rules a line request must meet, its snapshots and price, its stock commitment, and the order's
 // totals that follow from its lines.
-import { sql, type InsertObject, type Transaction } from 'kysely';
+import { sql, type InsertObject, type RawBuilder, type Transaction } from 'kysely';
 import type { FulfillmentSource } from '../../db/column-types.ts';
 import type { DB } from '../../db/schema.ts';
 import { commitStock, releaseCommitment, type Commitment } from '../../domain/stock.ts';
@@ -80,16 +80,17 @@ export async function prepareLines(
     }
   });
   const itemIds = [...new Set(requests.map((request) => request.line.item_id))];
+  // Each item with whether an open pick exception blocks it, in one read.
   const items = new Map((await tx
     .selectFrom('items')
     .select(['id', 'manufacturer_id', 'item_number_display', 'description', 'unit_weight', 'selling_uom', 'warehouse_location', 'price_1', 'status'])
+    .select((eb) => eb.exists(eb.selectFrom('pick_exceptions as e').select(sql`1`.as('one'))
+      .whereRef('e.item_id', '=', 'items.id').where('e.status', '=', 'open')).as('blocked'))
     .where('id', 'in', itemIds)
     .execute()).map((item) => [item.id, item]));
   // line_count is kept with every line change (refreshTotals): an order entered in this transaction has none to ask for.
   const onOrder = new Map(order.line_count === 0 ? [] : (await tx.selectFrom('order_lines').select(['item_id', 'line_number'])
     .where('order_id', '=', order.id).where('item_id', 'in', itemIds).execute()).map((row) => [row.item_id, `line ${row.line_number}`]));
-  const blocked = new Set((await tx.selectFrom('pick_exceptions').select('item_id').where('item_id', 'in', itemIds).where('status', '=', 'open').execute())
-    .map((row) => row.item_id));
 
   const rows: InsertObject<DB, 'order_lines'>[] = [];
   const commitments: (Commitment & { request: NumberedLine })[] = [];
@@ -103,7 +104,7 @@ export async function prepareLines(
     onOrder.set(item.id, request.index === null ? `line ${request.lineNumber}` : `lines[${request.index}]`);
     const { qty_warehouse, qty_direct } = splits[n]!;
     if (qty_warehouse > 0) {
-      if (blocked.has(item.id) && !line.acknowledge_exception) {
+      if (item.blocked && !line.acknowledge_exception) {
         fail(request, new ApiError(422, 'exception_blocked',
           `item ${item.item_number_display} has an open pick exception (send acknowledge_exception: true to order it anyway)`));
       }
@@ -154,12 +155,24 @@ export async function releaseLines(tx: Transaction<DB>, lineIds: string[]): Prom
   }
 }
 
-/** line_count, total_weight (null when no line has a weight) and total_extended_price, from the lines. */
+/** line_count, total_weight (null when no line has a weight) and total_extended_price of the order from `lines`. */
+const setTotals = (orderId: string, lines: RawBuilder<unknown>) => sql`update orders o set
+    line_count = t.line_count, total_weight = t.total_weight, total_extended_price = t.total_extended_price, updated_at = now()
+  from (select count(*)::int as line_count, sum(l.qty_ordered * l.unit_weight) as total_weight,
+               coalesce(sum(l.extended_price), 0) as total_extended_price
+          from ${lines}) t
+  where o.id = ${orderId}`;
+
+/** The order's totals from its lines. */
 export async function refreshTotals(tx: Transaction<DB>, orderId: string): Promise<void> {
-  await sql`update orders o set
-      line_count = t.line_count, total_weight = t.total_weight, total_extended_price = t.total_extended_price, updated_at = now()
-    from (select count(*)::int as line_count, sum(l.qty_ordered * l.unit_weight) as total_weight,
-                 coalesce(sum(l.extended_price), 0) as total_extended_price
-            from order_lines l where l.order_id = ${orderId}) t
-    where o.id = ${orderId}`.execute(tx);
+  await setTotals(orderId, sql`order_lines l where l.order_id = ${orderId}`).execute(tx);
+}
+
+/**
+ * The WITH clauses that insert an order's first lines and set its totals from them (order entry: the order has no
+ * other lines), for a statement that writes the rest of the entry too (recordAndEmit's `writes`).
+ */
+export function insertLinesWithTotals(tx: Transaction<DB>, orderId: string, lines: InsertObject<DB, 'order_lines'>[]): RawBuilder<unknown> {
+  const inserted = tx.insertInto('order_lines').values(lines).returning(['qty_ordered', 'unit_weight', 'extended_price']);
+  return sql`entered_lines as (${inserted}), entered_totals as (${setTotals(orderId, sql`entered_lines l`)})`;
 }

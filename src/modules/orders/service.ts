@@ -5,10 +5,10 @@ import type { OrderStatus, Priority } from '../../db/column-types.ts';
 import type { DB, OrdersTable } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { emit, recordAndEmit } from '../../domain/events.ts';
-import { recordHistories, recordHistory } from '../../domain/history.ts';
+import { recordHistories, recordHistory, type HistoryEntry } from '../../domain/history.ts';
 import { forbidden, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
 import type { Actor } from '../../http/auth.ts';
-import { prepareLines, refreshTotals, releaseLines, type LineRequest } from './lines.ts';
+import { insertLinesWithTotals, prepareLines, refreshTotals, releaseLines, type LineRequest } from './lines.ts';
 import { followDirectShipments } from './direct-ship.ts';
 import { lockOrder } from './queries.ts';
 import { orderEvent, readOrder, type OrderResponse } from './read.ts';
@@ -105,21 +105,36 @@ export interface NewOrder extends HeaderInput {
   lines: LineRequest[];
 }
 
+/** The audit record every priority setting gets, the default one at entry included. */
+const priorityEntry = (order: OrderRow, priority: Priority): HistoryEntry => ({
+  entityType: 'order', entityId: order.id, action: 'priority_changed', manufacturerId: order.manufacturer_id,
+  before: { priority: order.priority }, after: { priority },
+});
+
+/** A priority other than the order's: the change and its event. */
+async function changePriorityOf(tx: Transaction<DB>, actor: Actor, order: OrderRow, priority: Priority): Promise<void> {
+  if (priority === order.priority) return;
+  await tx.updateTable('orders').set({ priority, updated_by: actor.userId, updated_at: new Date() }).where('id', '=', order.id).execute();
+  await emit(tx, 'order.priority_changed', { ...orderEvent(order), priority, previous_priority: order.priority }, order.manufacturer_id);
+}
+
 /** Priority is applied after entry, with its own audit record (and event when it is not the default). */
 async function setPriority(tx: Transaction<DB>, actor: Actor, order: OrderRow, priority: Priority): Promise<void> {
-  if (priority !== order.priority) {
-    await tx.updateTable('orders').set({ priority, updated_by: actor.userId, updated_at: new Date() }).where('id', '=', order.id).execute();
-    await emit(tx, 'order.priority_changed', { ...orderEvent(order), priority, previous_priority: order.priority }, order.manufacturer_id);
-  }
-  await recordHistory(tx, actor, { entityType: 'order', entityId: order.id, action: 'priority_changed', manufacturerId: order.manufacturer_id, before: { priority: order.priority }, after: { priority } });
+  await changePriorityOf(tx, actor, order, priority);
+  await recordHistory(tx, actor, priorityEntry(order, priority));
 }
 
 export async function createOrder(db: Kysely<DB>, actor: Actor, input: NewOrder): Promise<OrderResponse> {
   if (actor.manufacturerId && actor.manufacturerId !== input.manufacturer_id) throw forbidden('a partner-scoped key enters orders only for its own supply partner');
   return inTransaction(db, async (tx) => {
-    const partner = await tx.selectFrom('manufacturers').select('id').where('id', '=', input.manufacturer_id).executeTakeFirst();
-    if (!partner) throw invalidRequest('manufacturer_id does not name a supply partner');
-    const customer = await tx.selectFrom('customers').selectAll().where('id', '=', input.customer_id).executeTakeFirst();
+    // The customer with the partner's id, in one read; without a customer, the partner is looked for on its own, so
+    // that a missing partner is still the error named first.
+    const customer = await tx.selectFrom('customers').selectAll()
+      .select((eb) => eb.selectFrom('manufacturers').select('id').where('id', '=', input.manufacturer_id).$asScalar().as('partner_id'))
+      .where('id', '=', input.customer_id).executeTakeFirst();
+    const partnerFound = customer ? customer.partner_id !== null
+      : await tx.selectFrom('manufacturers').select('id').where('id', '=', input.manufacturer_id).executeTakeFirst() !== undefined;
+    if (!partnerFound) throw invalidRequest('manufacturer_id does not name a supply partner');
     if (!customer) throw invalidRequest('customer_id does not name a customer');
     if (customer.status !== 'active') throw invalidRequest('the customer is inactive');
 
@@ -146,10 +161,12 @@ export async function createOrder(db: Kysely<DB>, actor: Actor, input: NewOrder)
       .executeTakeFirstOrThrow();
 
     const lines = await prepareLines(tx, order, input.lines.map((line, index) => ({ line, index, lineNumber: index + 1 })));
-    await tx.insertInto('order_lines').values(lines).execute();
-    await refreshTotals(tx, order.id);
-    await recordAndEmit(tx, actor, { entityType: 'order', entityId: order.id, action: 'created', manufacturerId: order.manufacturer_id, after: { order_number: order.order_number, lines: input.lines.length } }, 'order.created', orderEvent(order));
-    await setPriority(tx, actor, order, input.priority ?? 'normal');
+    // The lines, the order's totals, the entry's and the priority's audit records and the event: one statement.
+    const priority = input.priority ?? 'normal';
+    await recordAndEmit(tx, actor,
+      { entityType: 'order', entityId: order.id, action: 'created', manufacturerId: order.manufacturer_id, after: { order_number: order.order_number, lines: input.lines.length } },
+      'order.created', orderEvent(order), { after: [priorityEntry(order, priority)], writes: insertLinesWithTotals(tx, order.id, lines) });
+    await changePriorityOf(tx, actor, order, priority);
     return readOrder(tx, actor, order.id, 'create');
   });
 }

@@ -69,7 +69,7 @@ export async function packBatch(deps: ModuleDeps, actor: Actor, batchId: string)
       entityType: 'pick_batch', entityId: batchId, action: 'packed', manufacturerId: batch.manufacturer_id,
       before: { status: batch.status }, after: { status: 'packed', packing_list_document_id: documentId },
     }, 'pick_batch.packed', { ...batchEvent({ ...batch, status: 'packed' }, list.order_number), packing_list_document_id: documentId }, {
-      entries: [file.history],
+      before: [file.history],
       writes: sql`packed as (update pick_batches set status = 'packed', packed_at = ${packedAt}, packed_by = ${actor.userId}, updated_at = ${packedAt}
         where id = ${batchId}), document as (${file.insert})`,
     });
