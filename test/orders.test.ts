@@ -189,8 +189,13 @@ describe('entering an order', () => {
   test('unknown customer, partner or carrier, inactive or discontinued items: 422, nothing written', async () => {
     const a = await stockedItem('UNK-A', 5);
     const missing = '00000000-0000-4000-8000-000000000000';
-    expectError(await enter([{ item_id: a, qty_ordered: 1 }], { customer_id: missing }), 422, 'invalid_request');
-    expectError(await enter([{ item_id: a, qty_ordered: 1 }], { manufacturer_id: missing }), 422, 'invalid_request');
+    // Each names what is missing; with both missing, the partner is named first.
+    for (const [header, named] of [[{ customer_id: missing }, 'customer_id'], [{ manufacturer_id: missing }, 'manufacturer_id'],
+      [{ manufacturer_id: missing, customer_id: missing }, 'manufacturer_id']] as const) {
+      const answer = await enter([{ item_id: a, qty_ordered: 1 }], header);
+      expectError(answer, 422, 'invalid_request');
+      assert.match(answer.body.error.message, new RegExp(`^${named} does not name`), JSON.stringify(header));
+    }
     expectError(await enter([{ item_id: a, qty_ordered: 1 }], { ship_via_id: missing }), 422, 'invalid_request');
     expectError(await enter([{ item_id: missing, qty_ordered: 1 }]), 422, 'invalid_request');
     const old = await stockedItem('UNK-OLD', 5);
