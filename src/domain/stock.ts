@@ -358,12 +358,15 @@ export async function commitStock(tx: Transaction<DB>, commitments: Commitment[]
   if (commitments.length === 0) return;
   if (commitments.some((c) => !Number.isInteger(c.quantity) || c.quantity <= 0)) throw invalidRequest('a commitment is a positive number of units');
   const ids = commitments.map((c) => c.itemId);
-  await sql`select id from items where id = any(${ids}::uuid[]) order by id for update`.execute(tx);
+  // One statement: `locked` takes the item locks in id order before the update touches a row (a condition on it alone
+  // is a one-time filter, checked before the first row is read), then the guarded update commits them all.
   const committed = await sql<{ id: string }>`
+    with locked as materialized (select id from items where id = any(${ids}::uuid[]) order by id for update)
     update items i set qty_committed = i.qty_committed + c.quantity, updated_at = now()
     from (select unnest(${ids}::uuid[]) as id, unnest(${commitments.map((c) => c.quantity)}::int[]) as quantity,
                  unnest(${commitments.map((c) => c.allowNegative)}::boolean[]) as allow_negative) c
-    where i.id = c.id and (c.allow_negative or i.qty_on_hand - i.qty_committed >= c.quantity)
+    where (select count(*) from locked) >= 0
+      and i.id = c.id and (c.allow_negative or i.qty_on_hand - i.qty_committed >= c.quantity)
     returning i.id`.execute(tx);
   if (committed.rows.length === commitments.length) return;
   const done = new Set(committed.rows.map((row) => row.id));
