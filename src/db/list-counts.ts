@@ -30,8 +30,6 @@ export function countedTotalExpression(key: CountedList): RawBuilder<number> {
   return sql<number>`(select coalesce(sum(n), 0)::int from list_counts where ${sql.join(conditions, sql` and `)})`;
 }
 
-export const countedTotal = (db: Kysely<DB>, key: CountedList) => totalOf(db, countedTotalExpression(key));
-
 /**
  * The items of a partner (or all) in these statuses that have not moved in the last `days` days, never-moved ones
  * included (the item list's movement window): the item total less the items whose last movement counts on a later day
@@ -53,9 +51,6 @@ export function itemsNotMovedTotalExpression(key: { manufacturerId?: string; sta
           and s.date_last_movement >= f.at and s.date_last_movement < (f.day + 1)::timestamp at time zone 'UTC')
     )::int)`;
 }
-
-export const itemsNotMovedTotal = (db: Kysely<DB>, key: Parameters<typeof itemsNotMovedTotalExpression>[0]) =>
-  totalOf(db, itemsNotMovedTotalExpression(key));
 
 /** A total expression read on its own (a page past the last has no row to carry it). */
 export async function totalOf(db: Kysely<DB>, total: Expression<number>): Promise<number> {
