@@ -138,10 +138,13 @@ describe('list', () => {
   });
 
   test('without q, the page carries the total (maintained or counted) on every page, past the last one, and 0 when nothing matches', async () => {
-    // Maintained: partner, status, stock filters, a movement window. Counted: category, uom, velocity, a stock sort with them.
+    // Maintained: partner, status, stock filters, a movement window. Counted: category, uom, velocity, a stock sort
+    // with them.
     const active = `i.status = 'active'`;
     const belowReorder = 'i.reorder_level > 0 and i.qty_available < i.reorder_level';
     const seen = new Set<number>();
+    const shippedLastYear = `select m.item_id from inventory_movements m where m.movement_type = 'shipment'
+      and m.performed_at >= now() - interval '365 days' group by m.item_id`;
     for (const [query, where] of [
       ['', active], [`manufacturer=${north}`, `${active} and i.manufacturer_id = '${north}'`], ['filter=below_reorder', `${active} and ${belowReorder}`],
       ['filter=negative&filter=out_of_stock', `${active} and i.qty_on_hand <= 0`],
@@ -149,6 +152,8 @@ describe('list', () => {
       ['category=Hardware', `${active} and i.category = 'Hardware'`], ['uom=FT', `${active} and i.selling_uom = 'FT'`],
       ['category=Hardware&filter=below_reorder&sort=on_hand_desc', `${active} and i.category = 'Hardware' and ${belowReorder}`],
       ['category=Nothing', 'false'], [`filter=missing_price&manufacturer=${south}`, `${active} and i.price_1 is null and i.manufacturer_id = '${south}'`],
+      ['velocity=fast', `${active} and i.id in (${shippedLastYear} having sum(-m.quantity) >= 52)`],
+      ['velocity=dead&sort=mfg_code', `${active} and i.id not in (${shippedLastYear})`],
     ] as const) {
       const { rows: [counted] } = await sql<{ n: number }>`select count(*)::int as n from items i where ${sql.raw(where)}`.execute(t.db);
       const expected = counted!.n;
@@ -159,6 +164,19 @@ describe('list', () => {
       seen.add(expected);
     }
     assert.ok(seen.size >= 4 && seen.has(0), `totals of several sizes: ${[...seen]}`);
+    // A partner-scoped key naming another partner: its own partner's total, on every page.
+    const consignor = await userWithKey(t, 'consignor', { manufacturerId: south });
+    const anyFilter = 'and (qty_on_hand <= 0 or qty_available < 0 or (reorder_level > 0 and qty_available < reorder_level) or price_1 is null)';
+    for (const [query, where] of [[`manufacturer=${north}`, ''],
+      [`manufacturer=${north}&filter=below_reorder&filter=negative&filter=out_of_stock&filter=oversold&filter=missing_price`, anyFilter]]) {
+      const { rows: [own] } = await sql<{ n: number }>`select count(*)::int as n from items
+        where status = 'active' and manufacturer_id = ${south} ${sql.raw(where!)}`.execute(t.db);
+      const expected = own!.n;
+      const pages = await Promise.all(Array.from({ length: expected + 2 }, (_, i) =>
+        call(t.app, 'GET', `/api/v1/items?${query}&per_page=1&page=${i + 1}`, { key: consignor.key })));
+      assert.deepEqual(pages.map((answer) => answer.body.meta.total_count), pages.map(() => expected), query);
+      assert.ok(pages.every((answer) => answer.body.data.every((item: { manufacturer_id: string }) => item.manufacturer_id === south)), query);
+    }
   });
 
   test('with q, items written while the list reads are each listed once, with exact totals', async () => {

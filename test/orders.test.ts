@@ -711,6 +711,14 @@ describe('the order list', () => {
       assert.deepEqual(pages.map((answer) => answer.body.meta.total_count), pages.map(() => expected), query);
       assert.equal(pages.filter((answer) => answer.body.data.length === 1).length, expected, query);
     }
+    // A partner-scoped key naming another partner: its own partner's total, on every page and past the last.
+    const consignor = await userWithKey(t, 'consignor', { manufacturerId: partner });
+    assert.equal((await enter([{ item_id: await stockedItem('SCOPED-TOTAL', 5), qty_ordered: 1 }])).status, 201);
+    const { rows: [own] } = await sql<{ n: number }>`select count(*)::int as n from orders where manufacturer_id = ${partner}`.execute(t.db);
+    const pages = await Promise.all(Array.from({ length: own!.n + 2 }, (_, i) =>
+      call(t.app, 'GET', `/api/v1/orders?manufacturer=${listPartner}&per_page=1&page=${i + 1}`, { key: consignor.key })));
+    assert.deepEqual(pages.map((answer) => answer.body.meta.total_count), pages.map(() => own!.n));
+    assert.equal(pages.filter((answer) => answer.body.data.length === 1).length, own!.n);
   });
 
   test('unknown status or priority values and bad aged_hours are 400, never dropped', async () => {

@@ -168,3 +168,81 @@ test('the first page of a screen\'s list keeps its plan: PostgreSQL stops planni
     await single.close();
   }
 });
+
+test('a set of statuses or stock filters is one statement whatever its order or repeats', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
+  const url = new URL(serverUrl!);
+  url.pathname = `/${(await sql<{ name: string }>`select current_database() as name`.execute(t.db)).rows[0]!.name}`;
+  const single = connectPostgres(url.toString(), { poolSize: 1 });
+  try {
+    const staff = { manufacturerId: null } as Actor;
+    const firstPage = pageOf({}, 50);
+    const totals = new Set<number>();
+    for (const [status, filter] of [
+      [['active', 'discontinued'], ['below_reorder', 'negative']], [['discontinued', 'active'], ['negative', 'below_reorder']],
+      [['active', 'discontinued', 'active'], ['negative', 'below_reorder', 'negative']],
+    ] as const) {
+      totals.add((await listItems(single.db, staff, { status: [...status], filter: [...filter] }, firstPage)).total);
+    }
+    await listOrders(single.db, staff, { statuses: ['released', 'entered'], priorities: ['rush', 'high'] }, firstPage);
+    await listOrders(single.db, staff, { statuses: ['entered', 'released'], priorities: ['high', 'rush'] }, firstPage);
+    assert.equal(totals.size, 1, 'the same list');
+    const { rows } = await sql<{ statement: string }>`select statement from pg_prepared_statements where statement like '%total_count%'`.execute(single.db);
+    assert.equal(rows.length, 2, rows.map((row) => row.statement).join('\n'));
+  } finally {
+    await single.close();
+  }
+});
+
+test('an order\'s commitment locks its items in id order before the update reads a row (a one-time filter over the locks)', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
+  const items = (await sql<{ id: string }>`select id from items where manufacturer_id = ${partner} limit 3`.execute(t.db)).rows.map((row) => row.id);
+  await sql`update items set qty_on_hand = 100 where id = any(${items}::uuid[])`.execute(t.db);
+  captured.length = 0;
+  const answer = await call(t.app, 'POST', '/api/v1/orders', {
+    key: t.adminKey, body: { manufacturer_id: partner, customer_id: customer, lines: items.map((item_id) => ({ item_id, qty_ordered: 1 })) },
+  });
+  assert.equal(answer.status, 201);
+  const commitment = captured.map((node) => t.db.getExecutor().compileQuery(node, createQueryId()))
+    .find((query) => query.sql.includes('with locked as materialized'));
+  assert.ok(commitment, 'the commitment ran');
+  const plan = await t.db.connection().execute(async (connection) => {
+    await sql.raw(`prepare commit_probe as ${commitment.sql}`).execute(connection);
+    try {
+      const values = commitment.parameters.map(literal);
+      return (await sql.raw<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`explain (format json) execute commit_probe(${values.join(', ')})`)
+        .execute(connection)).rows[0]!['QUERY PLAN'][0].Plan;
+    } finally {
+      await sql`deallocate commit_probe`.execute(connection);
+    }
+  });
+  // Update <- Result with the one-time filter over the InitPlan counting `locked` <- the scan of the rows to update.
+  const gate = plan.Plans?.find((node) => node['Node Type'] === 'Result');
+  assert.ok(gate && gate['One-Time Filter'], JSON.stringify(plan));
+  const lockRows = plan.Plans?.find((node) => node['Subplan Name'] === 'CTE locked');
+  assert.equal(lockRows?.['Node Type'], 'LockRows', JSON.stringify(plan));
+});
+
+interface PlanNode {
+  'Node Type': string;
+  'Subplan Name'?: string;
+  'One-Time Filter'?: string;
+  Plans?: PlanNode[];
+}
+
+test('statements without parameters are named (plan kept) up to 1,000 a pool, then sent as text', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
+  const url = new URL(serverUrl!);
+  url.pathname = `/${(await sql<{ name: string }>`select current_database() as name`.execute(t.db)).rows[0]!.name}`;
+  const single = connectPostgres(url.toString(), { poolSize: 1 });
+  try {
+    for (let n = 0; n < 1010; n++) await sql.raw(`select ${n} as probe_${n}`).execute(single.db);
+    // Named twice over: run again, still one prepared statement each.
+    await sql.raw('select 0 as probe_0').execute(single.db);
+    const { rows: [prepared] } = await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements where statement like 'select % as probe_%'`.execute(single.db);
+    assert.equal(prepared!.n, 1000);
+    // Scripts and transaction control stay text.
+    await sql.raw('select 1 as script_a; select 2 as script_b').execute(single.db);
+    const { rows: [scripts] } = await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements where statement like '%script_%'`.execute(single.db);
+    assert.equal(scripts!.n, 0);
+  } finally {
+    await single.close();
+  }
+});

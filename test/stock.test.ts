@@ -135,6 +135,11 @@ describe('ledgers', () => {
       assert.deepEqual(pages.map((answer) => answer.body.meta.total_count), pages.map(() => expected), path);
       assert.equal(pages.filter((answer) => answer.body.data.length === 1).length, expected, path);
     }
+    // A partner-scoped key naming another partner: its own partner's ledger total (none here), on every page.
+    const consignor = await userWithKey(t, 'consignor', { manufacturerId: ledgerPartner });
+    const scoped = await Promise.all([1, 2].map((page) =>
+      call(t.app, 'GET', `/api/v1/inventory/movements?manufacturer=${partner}&per_page=1&page=${page}`, { key: consignor.key })));
+    assert.deepEqual(scoped.map((answer) => [answer.status, answer.body.meta.total_count, answer.body.data.length]), [[200, 0, 0], [200, 0, 0]]);
   });
 
   test('movements: newest first, filtered by item, partner, type and dates; adjustments ledger holds adjustments only', async () => {

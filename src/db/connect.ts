@@ -233,22 +233,34 @@ async function listenOnServer(url: string, connectTimeoutMs: number, channel: st
 // `like '%x%'` finds twenty rows and would read the whole catalogue instead.
 const PLANNED_PER_VALUE = /\b(i?like)\b|\s%\s/i;
 
-// A statement without parameters is named too: its values are literals of a closed set (db/literals.ts), written in so
-// that its plan is kept. Scripts of several statements (migrations), transaction control and DDL are sent as text.
+// A statement without parameters is named too: the list pages write their closed-set values in as literals
+// (db/literals.ts) so that their plans are kept. Scripts of several statements (migrations), transaction control and
+// DDL are sent as text. Nothing checks that every such statement's literals come from a closed set (partition
+// housekeeping writes month names in, a new one each month), so at most this many of them get a name per pool;
+// later ones are sent as text, planned each time as before.
 const ONE_STATEMENT = /^\s*(select|with|insert|update|delete)\b[^;]*$/i;
+const MAX_NAMED_WITHOUT_PARAMETERS = 1000;
 
 /**
- * Parameterized statements run as named prepared statements, so each connection parses and plans a query shape once
- * instead of on every request (measured: the key lookup runs twice as fast); text matching excepted (above). The shapes
- * are the queries the code builds: a bounded set. With `named` false (a transaction pooler that cannot keep them across
- * server connections) they stay parameterized, as unnamed statements parsed anew each time.
+ * Statements run as named prepared statements, so each connection parses and plans a query shape once instead of on
+ * every request (measured: the key lookup runs twice as fast); text matching excepted (above). The shapes are the
+ * queries the code builds, with closed sets of literals: a bounded set. With `named` false (a transaction pooler that
+ * cannot keep them across server connections) they stay parameterized, as unnamed statements parsed anew each time.
  */
 function withPreparedStatements(pool: pg.Pool, named: boolean): PostgresPool {
   const names = new Map<string, string>();
+  let namedWithoutParameters = 0;
   const nameOf = (text: string) => {
     let name = names.get(text);
     if (!name) names.set(text, (name = `wms_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`));
     return name;
+  };
+  const isNamed = (text: string, values: unknown[] | undefined) => {
+    if (!named || PLANNED_PER_VALUE.test(text)) return false;
+    if (values?.length || names.has(text)) return true;
+    if (namedWithoutParameters >= MAX_NAMED_WITHOUT_PARAMETERS || !ONE_STATEMENT.test(text)) return false;
+    namedWithoutParameters++;
+    return true;
   };
   return {
     async connect() {
@@ -267,7 +279,7 @@ function withPreparedStatements(pool: pg.Pool, named: boolean): PostgresPool {
       return {
         query: ((text: unknown, values?: unknown[]) => {
           if (broken) return Promise.reject(broken);
-          return (named && typeof text === 'string' && (values?.length || ONE_STATEMENT.test(text)) && !PLANNED_PER_VALUE.test(text)
+          return (typeof text === 'string' && isNamed(text, values)
             ? client.query({ name: nameOf(text), text, values })
             : client.query(text as string, values)).catch(noteFailure);
         }) as never,

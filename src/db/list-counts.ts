@@ -34,7 +34,8 @@ export function countedTotalExpression(key: CountedList): RawBuilder<number> {
  * The items of a partner (or all) in these statuses that have not moved in the last `days` days, never-moved ones
  * included (the item list's movement window): the item total less the items whose last movement counts on a later day
  * than the window's first, less those that moved on that first day after the window began (one day's items, counted
- * from item_stock_state_status_movement_idx). Exact, as count(*), in the caller's snapshot. A scalar subquery, as above.
+ * from item_stock_state_status_movement_idx). Exact, as count(*), in the caller's snapshot. A scalar subquery, as
+ * above.
  */
 export function itemsNotMovedTotalExpression(key: { manufacturerId?: string; statuses: readonly string[]; days: number }): RawBuilder<number> {
   const partner = (column: string) => (key.manufacturerId ? sql`and ${sql.ref(column)} = ${key.manufacturerId}` : sql``);

@@ -5,7 +5,14 @@
 // request a statement of its own.
 import { sql, type RawBuilder } from 'kysely';
 
-/** `column in ('a', 'b')` with the values as literals. */
+/**
+ * `column in ('a', 'b')` with the values as literals, each once and sorted: a request naming them in another order or
+ * twice must not make a statement of its own.
+ */
 export function inLiterals(column: string, values: readonly string[]): RawBuilder<boolean> {
-  return sql<boolean>`${sql.ref(column)} in (${sql.join(values.map((value) => sql.lit(value)))})`;
+  if (values.length === 0) throw new Error(`inLiterals: no values for ${column}`);
+  return sql<boolean>`${sql.ref(column)} in (${sql.join(closedSet(values).map((value) => sql.lit(value)))})`;
 }
+
+/** The values each once, sorted: the same set always writes the same statement. */
+export const closedSet = <T extends string>(values: readonly T[]): T[] => [...new Set(values)].sort();

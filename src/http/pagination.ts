@@ -29,14 +29,16 @@ export function pageOf(query: { page?: number; per_page?: number }, defaultPerPa
 }
 
 /**
- * One page of a list query. The page size is written into the statement (a literal, at most MAX_PER_PAGE of them) and
- * the first page has no offset, so the first page of a list (the one every screen opens) has no parameter that its
- * plan depends on: PostgreSQL keeps one plan for it per connection instead of planning it on every request, which cost
- * as much as running it (docs/decisions.md, "Plans kept for first pages").
+ * One page of a list query (`query.$call(onePage(page))`). The page size is written into the statement (a literal, at
+ * most MAX_PER_PAGE of them) and the first page has no offset, so the first page of a list (the one every screen opens)
+ * has no parameter that its plan depends on: PostgreSQL keeps one plan for it per connection instead of planning it on
+ * every request, which cost as much as running it (docs/decisions.md, "Plans kept for first pages").
  */
-export function onePage<Q extends { limit(value: RawBuilder<number>): Q; offset(value: number): Q }>(query: Q, page: Page): Q {
-  const limited = query.limit(sql.lit(page.perPage));
-  return page.offset > 0 ? limited.offset(page.offset) : limited;
+export function onePage(page: Page) {
+  return <Q extends { limit(value: RawBuilder<number>): Q; offset(value: number): Q }>(query: Q): Q => {
+    const limited = query.limit(sql.lit(page.perPage));
+    return page.offset > 0 ? limited.offset(page.offset) : limited;
+  };
 }
 
 export function listResponse<T>(data: T[], totalCount: number, page: Page) {

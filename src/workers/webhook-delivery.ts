@@ -161,8 +161,8 @@ export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secret
   let wakeUp: (() => void) | null = null;
   const inFlight = new Set<string>();
 
-  // Without parameters (the limit is one of CONCURRENT values), so each connection plans it once, not on every poll: over
-  // the partitioned deliveries and events the plan took 1.6 ms, the run a fraction of that.
+  // Without parameters (the limit is one of CONCURRENT values), so each connection plans it once, not on every poll:
+  // over the partitioned deliveries and events the plan took 1.6 ms, the run a fraction of that.
   async function claim(limit: number): Promise<Claimed[]> {
     const claimed = await sql<Claimed>`
       with due as (

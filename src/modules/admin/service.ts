@@ -31,7 +31,7 @@ export async function listUsers(db: Kysely<DB>, filter: UserFilter, page: Page) 
     query = query.where((eb) => eb.or([eb('name', 'ilike', pattern), eb('email', 'ilike', pattern)]));
   }
   const [rows, total] = await Promise.all([
-    query.selectAll().orderBy('name').orderBy('id').$call((query) => onePage(query, page)).execute(),
+    query.selectAll().orderBy('name').orderBy('id').$call(onePage(page)).execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);
   return { rows: rows.map((row) => serializeUser(row)), total: total.count };

@@ -99,7 +99,7 @@ export async function listApiKeys(db: Kysely<DB>, actor: Actor, filter: { user_i
       ])
       .orderBy('k.created_at', 'desc')
       .orderBy('k.id')
-      .$call((query) => onePage(query, page))
+      .$call(onePage(page))
       .execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);

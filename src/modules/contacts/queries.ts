@@ -31,7 +31,7 @@ export function inListOrder<QB extends { orderBy: (...args: any[]) => any }>(que
 export async function listLinkedContacts(db: Kysely<DB>, entityType: EntityType, entityId: string, page: Page) {
   const linked = activeLinkedContacts(db, entityType, entityId);
   const [rows, total] = await Promise.all([
-    inListOrder(linked.selectAll('c').select(['a.id as association_id', 'a.role'])).$call((query) => onePage(query, page)).execute(),
+    inListOrder(linked.selectAll('c').select(['a.id as association_id', 'a.role'])).$call(onePage(page)).execute(),
     linked.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: total.count };

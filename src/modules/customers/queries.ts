@@ -33,7 +33,7 @@ export async function listCustomers(db: Kysely<DB>, filter: CustomerFilter, page
       .selectAll()
       .orderBy((eb) => eb.fn('lower', ['name']))
       .orderBy('account_number')
-      .$call((query) => onePage(query, page))
+      .$call(onePage(page))
       .execute(),
     filteredCustomers(db, filter).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);
@@ -51,7 +51,7 @@ export async function listAddresses(db: Kysely<DB>, table: AddressTable, custome
       .selectAll()
       .orderBy((eb) => eb.fn('lower', ['name']))
       .orderBy('id')
-      .$call((query) => onePage(query, page))
+      .$call(onePage(page))
       .execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);

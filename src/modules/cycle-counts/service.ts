@@ -53,7 +53,7 @@ export async function listCycleCounts(db: Kysely<DB>, filter: { status?: CycleCo
   if (filter.status?.length) query = query.where('b.status', 'in', filter.status);
   const ids = query.select('b.id');
   const [rows, total] = await Promise.all([
-    batches(db).where('b.id', 'in', ids).orderBy('b.created_at', 'desc').orderBy('b.id').$call((query) => onePage(query, page)).execute(),
+    batches(db).where('b.id', 'in', ids).orderBy('b.created_at', 'desc').orderBy('b.id').$call(onePage(page)).execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: total.count };

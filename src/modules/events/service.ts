@@ -15,7 +15,7 @@ export async function pollEvents(db: Kysely<DB>, actor: Actor, filter: { kind?: 
   let inbox = db.selectFrom('event_inbox as i').where('i.tenant', '=', tenantOf(actor));
   if (filter.kind) inbox = inbox.where('i.kind', '=', filter.kind);
   // The page of the inbox first (its index gives it in order), then its events: the join never sees more than the page.
-  const pageOfInbox = inbox.select('i.event_seq').orderBy('i.event_seq').$call((query) => onePage(query, page));
+  const pageOfInbox = inbox.select('i.event_seq').orderBy('i.event_seq').$call(onePage(page));
   const [rows, total] = await Promise.all([
     db.selectFrom(pageOfInbox.as('p')).innerJoin('outbox_events as e', 'e.seq', 'p.event_seq')
       .select(['e.id', 'e.kind', 'e.occurred_at', 'e.manufacturer_id', 'e.data'])

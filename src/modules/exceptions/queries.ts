@@ -91,7 +91,7 @@ export async function listExceptions(db: Kysely<DB>, actor: Actor, filter: Excep
     query = query.where(filter.awaitingSupplyPartner ? awaiting : sql<boolean>`not ${awaiting}`);
   }
   const [rows, total] = await Promise.all([
-    query.orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').$call((query) => onePage(query, page)).execute(),
+    query.orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').$call(onePage(page)).execute(),
     query.clearSelect().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ]);
   return { rows: rows.map(serializeException), total: Number(total.n) };

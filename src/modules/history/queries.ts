@@ -40,7 +40,7 @@ export async function historyOf(db: Kysely<DB>, actor: Actor, entityType: string
   const [rows, total] = await Promise.all([
     query.leftJoin('users as u', 'u.id', 'h.user_id')
       .select(['h.id', 'h.occurred_at', 'h.entity_type', 'h.entity_id', 'h.action', 'h.manufacturer_id', 'h.user_id', 'u.name as user_name', 'h.api_key_id', 'h.before', 'h.after'])
-      .orderBy('h.occurred_at', 'desc').orderBy('h.id', 'desc').$call((query) => onePage(query, page)).execute(),
+      .orderBy('h.occurred_at', 'desc').orderBy('h.id', 'desc').$call(onePage(page)).execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);
   const count = Number(total.count);

@@ -60,8 +60,8 @@ function ledgerRows<QB extends { where: (...args: any[]) => any }>(query: QB, ac
 
 /**
  * Newest first. `types` limits the ledger (the adjustments ledger holds adjustments and count corrections). The page's
- * ids and times come with the total (one round trip, one snapshot), then the rows by id within the page's months. A page
- * past the last has no row to carry the total: counted on its own.
+ * ids and times come with the total (one round trip, one snapshot), then the rows by id within the page's months. A
+ * page past the last has no row to carry the total: counted on its own.
  */
 export async function listMovements(db: Kysely<DB>, actor: Actor, filter: LedgerFilter, page: Page, types?: readonly MovementType[]) {
   const query = () => ledgerRows(db.selectFrom('inventory_movements as mv'), actor, filter, types);
@@ -69,7 +69,7 @@ export async function listMovements(db: Kysely<DB>, actor: Actor, filter: Ledger
     ? query().select(sql<number>`count(*)::int`.as('count')).$asScalar()
     : ledgerTotal(actor.manufacturerId ?? filter.manufacturer, types, filter.movement_type);
   const pageRows = await query().select(['mv.id', 'mv.performed_at', sql<number>`${total}`.as('total_count')])
-    .orderBy('mv.seq', 'desc').$call((query) => onePage(query, page)).execute();
+    .orderBy('mv.seq', 'desc').$call(onePage(page)).execute();
   const rows = await movementsById(db, pageRows.map((row) => row.id), pageRows.map((row) => row.performed_at));
   return { rows, total: pageRows[0]?.total_count ?? (page.offset === 0 ? 0 : await totalOf(db, total)) };
 }

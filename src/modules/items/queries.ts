@@ -1,7 +1,7 @@
 // The item list (filters, sorts, q) and the item search, in SQL that the indexes of migrations 0003 and 0009 serve.
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import { containsPattern } from '../../db/like.ts';
-import { inLiterals } from '../../db/literals.ts';
+import { closedSet, inLiterals } from '../../db/literals.ts';
 import { countedTotalExpression, itemsNotMovedTotalExpression, totalOf } from '../../db/list-counts.ts';
 import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
@@ -34,7 +34,8 @@ type ItemsEb = ExpressionBuilder<DB & { i: DB['items'] }, 'i'>;
 type StockEb = ExpressionBuilder<DB & { s: DB['item_stock_state'] }, 's'>;
 
 // Every stock filter reads item_stock_state (migration 0009), whose partial indexes answer them OR-ed together.
-// Their zeros are literals (db/literals.ts): a partial index serves a plan only when its predicate follows from the query.
+// Their zeros are literals (db/literals.ts): a partial index serves a plan only when its predicate follows from the
+// query.
 const ZERO = sql.lit(0);
 const STOCK_FILTERS: Record<(typeof ITEM_FILTERS)[number], (eb: StockEb) => Expression<SqlBool>> = {
   negative: (eb) => eb('s.qty_on_hand', '<', ZERO),
@@ -158,7 +159,7 @@ function filteredStockState(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
   let query = inPartnerScope(db.selectFrom('item_stock_state as s'), actor, 's.manufacturer_id');
   if (!actor.manufacturerId && f.manufacturer) query = query.where('s.manufacturer_id', '=', f.manufacturer);
   query = query.where(inLiterals('s.status', statuses(f)));
-  if (f.filter?.length) query = query.where((eb) => eb.or(f.filter!.map((name) => STOCK_FILTERS[name](eb))));
+  if (f.filter?.length) query = query.where((eb) => eb.or(closedSet(f.filter!).map((name) => STOCK_FILTERS[name](eb))));
   if (f.movement) {
     const days = windowDays(f.movement);
     query = query.where((eb) => eb.or([
@@ -184,7 +185,7 @@ function stockStatePage(db: Kysely<DB>, actor: Actor, f: ItemFilter, sort: strin
     .select('s.item_id')
     .$if(countsOnPage(f, page), (qb) => qb.select(TOTAL_OVER_ALL));
   for (const [column, direction] of order) query = query.orderBy(sql.raw(`${column} ${direction}`));
-  return page ? onePage(query, page) : query;
+  return page ? onePage(page)(query) : query;
 }
 
 /**
@@ -199,7 +200,7 @@ function itemsPage(db: Kysely<DB>, actor: Actor, f: ItemFilter, sort: string, pa
     .select('i.id as item_id')
     .select(TOTAL_OVER_ALL);
   for (const [column, direction] of order) query = query.orderBy(sql.raw(`${column} ${direction}`));
-  return onePage(query, page);
+  return onePage(page)(query);
 }
 
 type PageIds = { item_id: string; total_count?: number };
@@ -225,7 +226,7 @@ function itemRows(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page | null
     .select(['m.code as manufacturer_code', 'm.name as manufacturer_name'])
     .$if(totalColumn !== undefined, (qb) => qb.select(sql<number>`${totalColumn}`.as('total_count')));
   for (const [column, direction] of sortColumns(sort, 'i')) rows = rows.orderBy(sql.raw(`${column} ${direction}`));
-  return pageFirst || !page ? rows : onePage(rows, page);
+  return pageFirst || !page ? rows : onePage(page)(rows);
 }
 
 /**

@@ -201,7 +201,7 @@ export async function listAliases(db: Kysely<DB>, actor: Actor, itemId: string, 
   if (!item) throw notFound('item');
   const query = db.selectFrom('item_aliases').where('item_id', '=', itemId);
   const [rows, total] = await Promise.all([
-    query.select(['id', 'item_id', 'alias', 'alias_normalized', 'created_at']).orderBy('alias_normalized').$call((query) => onePage(query, page)).execute(),
+    query.select(['id', 'item_id', 'alias', 'alias_normalized', 'created_at']).orderBy('alias_normalized').$call(onePage(page)).execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: total.count };

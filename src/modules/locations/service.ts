@@ -64,7 +64,7 @@ export async function listLocations(db: Kysely<DB>, actor: Actor, filter: Locati
       .select(LOCATION_COLUMNS)
       .select([stock(sql`count(distinct b.item_id)::int`).as('item_count'), stock(sql`coalesce(sum(b.qty_on_hand), 0)::int`).as('total_qty')])
       .orderBy('l.location_code')
-      .$call((query) => onePage(query, page))
+      .$call(onePage(page))
       .execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);
@@ -83,7 +83,7 @@ export async function locationStock(db: Kysely<DB>, actor: Actor, id: string, pa
       .select(['b.item_id', 'i.item_number_display', 'i.description', 'm.name as manufacturer_name', 'b.qty_on_hand', 'b.inventory_status', 'b.is_primary'])
       .orderBy('i.item_number_normalized')
       .orderBy('b.inventory_status')
-      .$call((query) => onePage(query, page))
+      .$call(onePage(page))
       .execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);

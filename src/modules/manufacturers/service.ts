@@ -19,7 +19,7 @@ export async function listManufacturers(db: Kysely<DB>, actor: Actor, filter: { 
   }
   if (filter.is_active !== undefined) query = query.where('is_active', '=', filter.is_active);
   const [rows, total] = await Promise.all([
-    query.selectAll().orderBy('code').$call((query) => onePage(query, page)).execute(),
+    query.selectAll().orderBy('code').$call(onePage(page)).execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: total.count };

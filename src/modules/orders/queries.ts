@@ -116,7 +116,7 @@ function filteredOrders(db: Kysely<DB>, actor: Actor, f: OrderFilter) {
  * primary key with the joins. A page past the last has no row to carry the total: counted on its own.
  */
 export async function listOrders(db: Kysely<DB>, actor: Actor, f: OrderFilter, page: Page) {
-  const pageIds = filteredOrders(db, actor, f).select('o.id as page_id').orderBy('o.order_number', 'desc').$call((query) => onePage(query, page)).as('p');
+  const pageIds = filteredOrders(db, actor, f).select('o.id as page_id').orderBy('o.order_number', 'desc').$call(onePage(page)).as('p');
   const rows = await withJoins(db)
     .innerJoin(pageIds, 'p.page_id', 'o.id')
     .select(DISPLAY_SUBSTATUS.as('display_substatus'))
@@ -135,7 +135,10 @@ export function allOrderRows(db: Kysely<DB>, actor: Actor, f: OrderFilter) {
     .orderBy('o.order_number', 'desc');
 }
 
-/** The exact total, as a scalar subquery: from the maintained counts (migration 0017) when only partner and status narrow the list, else counted. */
+/**
+ * The exact total, as a scalar subquery: from the maintained counts (migration 0017) when only partner and status
+ * narrow the list, else counted.
+ */
 function orderTotal(db: Kysely<DB>, actor: Actor, f: OrderFilter): Expression<number> {
   const narrowedFurther = f.customer || f.priorities.length || f.aged_hours || f.from || f.to || f.awaiting_direct_ship || f.q?.trim();
   if (!narrowedFurther) return countedTotalExpression({ list: 'orders', manufacturerId: actor.manufacturerId ?? f.manufacturer, statuses: f.statuses });

@@ -99,7 +99,7 @@ export async function listSessions(db: Kysely<DB>, actor: Actor, filter: BatchFi
   if (filter.order) query = query.where('b.order_id', '=', filter.order);
   if (filter.manufacturer) query = query.where('b.manufacturer_id', '=', filter.manufacturer);
   const [ids, total] = await Promise.all([
-    query.select('b.id').orderBy('b.created_at', 'desc').orderBy('b.id', 'desc').$call((query) => onePage(query, page)).execute(),
+    query.select('b.id').orderBy('b.created_at', 'desc').orderBy('b.id', 'desc').$call(onePage(page)).execute(),
     query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ]);
   if (ids.length === 0) return { rows: [], total: Number(total.n) };

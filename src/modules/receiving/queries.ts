@@ -68,7 +68,7 @@ export async function listBatches(db: Kysely<DB>, actor: Actor, filter: BatchFil
       .orderBy('b.received_date', 'desc')
       .orderBy('b.created_at', 'desc')
       .orderBy('b.id')
-      .$call((query) => onePage(query, page))
+      .$call(onePage(page))
       .execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);

@@ -7,7 +7,7 @@ import { onePage, type Page } from '../../http/pagination.ts';
 
 export async function listWarehouses(db: Kysely<DB>, page: Page) {
   const [rows, total] = await Promise.all([
-    db.selectFrom('warehouses').selectAll().orderBy('code').$call((query) => onePage(query, page)).execute(),
+    db.selectFrom('warehouses').selectAll().orderBy('code').$call(onePage(page)).execute(),
     db.selectFrom('warehouses').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: total.count };

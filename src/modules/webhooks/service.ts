@@ -153,7 +153,7 @@ export async function listDeliveries(db: Kysely<DB>, actor: Actor, id: string, f
     count = count.where('status', '=', filter.status);
   }
   const [rows, total] = await Promise.all([
-    query.orderBy('d.created_at', 'desc').orderBy('d.event_seq', 'desc').$call((query) => onePage(query, page)).execute(),
+    query.orderBy('d.created_at', 'desc').orderBy('d.event_seq', 'desc').$call(onePage(page)).execute(),
     count.executeTakeFirstOrThrow(),
   ]);
   return { rows: rows.map(shownDelivery), total: Number(total.n) };
