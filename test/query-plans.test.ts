@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createQueryId, sql } from 'kysely';
 import { literal, pagedReads, plansOfRecorded, queryRecorder, relationsOf, seqScans } from '../bench/plan-check.ts';
-import { connectPostgres } from '../src/db/connect.ts';
+import { connectPostgres, type Database } from '../src/db/connect.ts';
 import { maintainPartitions } from '../src/db/partitions.ts';
 import type { Actor } from '../src/http/auth.ts';
 import { pageOf } from '../src/http/pagination.ts';
@@ -55,6 +55,18 @@ before(async () => {
   await sql`vacuum analyze`.execute(t.db);
 });
 after(() => t?.close());
+
+/** `run` on a pool of one connection to the test's database: each statement meets the prepared statements of the ones before. */
+async function withOneConnection(run: (single: Database) => Promise<void>): Promise<void> {
+  const url = new URL(serverUrl!);
+  url.pathname = `/${(await sql<{ name: string }>`select current_database() as name`.execute(t.db)).rows[0]!.name}`;
+  const single = connectPostgres(url.toString(), { poolSize: 1 });
+  try {
+    await run(single);
+  } finally {
+    await single.close();
+  }
+}
 
 /** The plans of the queries on the big tables that a GET of `url` ran, prepared and explained with the request's values. */
 async function plansOf(url: string): Promise<{ sql: string; plan: unknown }[]> {
@@ -146,11 +158,7 @@ test('a ledger or report over a date range reads only the months of its range', 
 });
 
 test('the first page of a screen\'s list keeps its plan: PostgreSQL stops planning it after its trial runs', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
-  // One connection, so that every run below meets the prepared statements of the ones before.
-  const url = new URL(serverUrl!);
-  url.pathname = `/${(await sql<{ name: string }>`select current_database() as name`.execute(t.db)).rows[0]!.name}`;
-  const single = connectPostgres(url.toString(), { poolSize: 1 });
-  try {
+  await withOneConnection(async (single) => {
     const staff = { manufacturerId: null } as Actor;
     const firstPage = pageOf({}, 50);
     for (let run = 0; run < 8; run++) {
@@ -164,16 +172,11 @@ test('the first page of a screen\'s list keeps its plan: PostgreSQL stops planni
     assert.equal(rows.length, 3, rows.map((row) => row.statement).join('\n'));
     // Five custom plans are PostgreSQL's trial; from then on the kept plan runs.
     for (const row of rows) assert.ok(row.generic_plans >= 3 && row.custom_plans <= 5, `${row.generic_plans} generic, ${row.custom_plans} custom: ${row.statement}`);
-  } finally {
-    await single.close();
-  }
+  });
 });
 
 test('a set of statuses or stock filters is one statement whatever its order or repeats', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
-  const url = new URL(serverUrl!);
-  url.pathname = `/${(await sql<{ name: string }>`select current_database() as name`.execute(t.db)).rows[0]!.name}`;
-  const single = connectPostgres(url.toString(), { poolSize: 1 });
-  try {
+  await withOneConnection(async (single) => {
     const staff = { manufacturerId: null } as Actor;
     const firstPage = pageOf({}, 50);
     const totals = new Set<number>();
@@ -188,9 +191,7 @@ test('a set of statuses or stock filters is one statement whatever its order or 
     assert.equal(totals.size, 1, 'the same list');
     const { rows } = await sql<{ statement: string }>`select statement from pg_prepared_statements where statement like '%total_count%'`.execute(single.db);
     assert.equal(rows.length, 2, rows.map((row) => row.statement).join('\n'));
-  } finally {
-    await single.close();
-  }
+  });
 });
 
 test('an order\'s commitment locks its items in id order before the update reads a row (a one-time filter over the locks)', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
@@ -229,10 +230,7 @@ interface PlanNode {
 }
 
 test('statements without parameters are named (plan kept) up to 1,000 a pool, then sent as text', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
-  const url = new URL(serverUrl!);
-  url.pathname = `/${(await sql<{ name: string }>`select current_database() as name`.execute(t.db)).rows[0]!.name}`;
-  const single = connectPostgres(url.toString(), { poolSize: 1 });
-  try {
+  await withOneConnection(async (single) => {
     for (let n = 0; n < 1010; n++) await sql.raw(`select ${n} as probe_${n}`).execute(single.db);
     // Named twice over: run again, still one prepared statement each.
     await sql.raw('select 0 as probe_0').execute(single.db);
@@ -242,7 +240,5 @@ test('statements without parameters are named (plan kept) up to 1,000 a pool, th
     await sql.raw('select 1 as script_a; select 2 as script_b').execute(single.db);
     const { rows: [scripts] } = await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements where statement like '%script_%'`.execute(single.db);
     assert.equal(scripts!.n, 0);
-  } finally {
-    await single.close();
-  }
+  });
 });

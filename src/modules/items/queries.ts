@@ -236,7 +236,7 @@ function itemRows(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page | null
 export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page) {
   const total = countsOnPage(f, page) ? undefined : itemTotal(db, actor, f);
   const rows = await itemRows(db, actor, f, page, total).execute();
-  const count = rows.length > 0 ? rows[0]!.total_count! : page.offset === 0 ? 0 : await totalOf(db, itemTotal(db, actor, f));
+  const count = rows.length > 0 ? rows[0]!.total_count! : page.offset === 0 ? 0 : await totalOf(db, total ?? itemTotal(db, actor, f));
   return { rows: rows.map(({ total_count, ...row }) => row), total: count };
 }
 

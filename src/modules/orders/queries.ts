@@ -116,14 +116,15 @@ function filteredOrders(db: Kysely<DB>, actor: Actor, f: OrderFilter) {
  * primary key with the joins. A page past the last has no row to carry the total: counted on its own.
  */
 export async function listOrders(db: Kysely<DB>, actor: Actor, f: OrderFilter, page: Page) {
+  const totalOfAll = orderTotal(db, actor, f);
   const pageIds = filteredOrders(db, actor, f).select('o.id as page_id').orderBy('o.order_number', 'desc').$call(onePage(page)).as('p');
   const rows = await withJoins(db)
     .innerJoin(pageIds, 'p.page_id', 'o.id')
     .select(DISPLAY_SUBSTATUS.as('display_substatus'))
-    .select(sql<number>`${orderTotal(db, actor, f)}`.as('total_count'))
+    .select(sql<number>`${totalOfAll}`.as('total_count'))
     .orderBy('o.order_number', 'desc')
     .execute();
-  const total = rows.length > 0 ? rows[0]!.total_count : page.offset === 0 ? 0 : await totalOf(db, orderTotal(db, actor, f));
+  const total = rows.length > 0 ? rows[0]!.total_count : page.offset === 0 ? 0 : await totalOf(db, totalOfAll);
   return { rows: rows.map(({ total_count, ...row }) => row), total };
 }
 
