@@ -195,13 +195,14 @@ function endpoints(items: SampleItem[], bodies: string[]): Endpoint[] {
     { name: 'floor GET /floor', base: `http://127.0.0.1:${FLOOR_PORT}`, paths: ['/floor'], minRatio: null, maxP99Ms: null },
     ...targetReads(items).map((read) => ({ ...read, base: service, cached: true })),
     // Writes last, so the rows they add do not move the read figures.
-    { name: `POST /orders (${ORDER_LINES} lines)`, base: service, paths: ['/api/v1/orders'], bodies, minRatio: null, minRps: 200, maxP99Ms: 100 },
+    { name: `POST /orders (${ORDER_LINES} lines)`, base: service, paths: ['/api/v1/orders'], bodies, minRatio: null, minRps: 300, maxP99Ms: 100 },
   ];
   // The targets are measured on a warm read cache: nothing writes while the reads run. The same reads on an instance
   // with WMS_READ_CACHE_MB=0 show the cost of the query itself; when what an answer was made from has changed (the
   // snapshot for lists, the item's row for the item read), a cached route pays that plus one short version round trip
-  // (src/http/read-cache.ts). Reported beside the targets, not held to them.
-  const misses = list.filter((e) => e.cached).map((e) => ({ ...e, name: `${e.name} (no read cache)`, base: uncached, minRatio: null, maxP99Ms: null, cached: false }));
+  // (src/http/read-cache.ts). Issue 16 holds these to the same targets: a warehouse writes all day, so the uncached
+  // figure is what its users feel.
+  const misses = list.filter((e) => e.cached).map((e) => ({ ...e, name: `${e.name} (no read cache)`, base: uncached, cached: false }));
   const writes = list.filter((e) => e.bodies);
   return [...list.filter((e) => !e.bodies), ...misses, ...writes]
     .filter((e) => ONLY.length === 0 || e.name === 'floor GET /floor' || ONLY.some((word) => e.name.includes(word)));
