@@ -30,9 +30,10 @@ const HEADER = `// Kysely types of the tables that src/db/migrations/*.sql creat
 
 /**
  * What the generated types say follows the type parsers of src/db/connect.ts, which decide the runtime values: int8 and
- * numeric arrive as numbers, date as the 'YYYY-MM-DD' string, timestamptz as a Date.
+ * numeric arrive as numbers, date as the 'YYYY-MM-DD' string, timestamptz as ISO text (IsoTimestamp: written as a Date
+ * or text, read as text).
  */
-const TYPE_MAPPING: Record<string, string> = { int8: 'number' };
+const TYPE_MAPPING: Record<string, string> = { int8: 'number', timestamptz: 'IsoTimestamp' };
 
 /** What the catalog cannot tell. Each entry is a column whose type the migrations alone do not fix. */
 const OVERRIDES = {
@@ -43,7 +44,7 @@ const OVERRIDES = {
     'receiving_import_profiles.column_map': 'ColumnType<ImportColumnMap, string, string>',
   },
 };
-const CUSTOM_IMPORTS = { ImportColumnMap: './column-types.ts' };
+const CUSTOM_IMPORTS = { ImportColumnMap: './column-types.ts', IsoTimestamp: './column-types.ts' };
 
 /**
  * Names each table's interface `<PascalCaseName>Table` (OrdersTable, ShipViaTable), the names the code has always

@@ -378,7 +378,7 @@ describe('reading an order', () => {
     const id = await entered([{ item_id: a, qty_ordered: 1 }]);
     await t.db.deleteFrom('history').where('entity_id', '=', id).where('action', '=', 'created').execute();
     const lifecycle = (await call(t.app, 'GET', `/api/v1/orders/${id}?include=fulfillment`, { key: t.adminKey })).body.data.fulfillment.lifecycle;
-    assert.equal(lifecycle.entered_at, (await orderRow(id)).created_at.toISOString());
+    assert.equal(lifecycle.entered_at, (await orderRow(id)).created_at);
     assert.equal(lifecycle.entered_by_name, 'admin');
   });
 

@@ -1,7 +1,7 @@
 // Names the code uses for the values a column allows. The lists themselves live in the migrations' CHECK constraints,
 // from which `npm run db:types` writes them into src/db/schema.ts; these names are taken from there, so a migration
 // that changes a list changes the name's type too.
-import type { Selectable } from 'kysely';
+import type { ColumnType, Selectable } from 'kysely';
 import type {
   CycleCountBatchesTable,
   InventoryMovementsTable,
@@ -29,3 +29,9 @@ export type ReferenceType = NonNullable<Selectable<ReceivingLinesTable>['referen
  * the generated schema gives that column (scripts/db-types.ts).
  */
 export type ImportColumnMap = { item: string; qty: string; ref?: string; cost?: string; uom?: string };
+
+/**
+ * A timestamptz column: read as the API's ISO text ('2026-11-27T08:21:09.739Z', src/db/timestamps.ts), written as a
+ * Date or text. The type the generated schema gives every timestamptz column (scripts/db-types.ts).
+ */
+export type IsoTimestamp = ColumnType<string, Date | string, Date | string>;

@@ -9,6 +9,7 @@ import pg from 'pg';
 import { isConnectionBroken, isDatabaseUnavailable } from './availability.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { PGliteDialect } from './pglite-driver.ts';
+import { isoTimestamp, TIMESTAMPTZ } from './timestamps.ts';
 import { withRequestTransactions } from './request-transaction.ts';
 import type { Config } from '../config.ts';
 import type { DB } from './schema.ts';
@@ -44,12 +45,14 @@ export interface ListenHandlers {
 }
 
 // int8 (counts, sequences) and numeric (money) arrive as strings by default; quantities fit a JS number exactly,
-// and money leaves as a JSON number. Dates stay 'YYYY-MM-DD' strings so no local time zone shifts them.
+// and money leaves as a JSON number. Dates stay 'YYYY-MM-DD' strings so no local time zone shifts them; timestamps
+// arrive as the API's ISO text (db/timestamps.ts).
 const INT8 = 20;
 const NUMERIC = 1700;
 const DATE = 1082;
 const toNumber = (value: string) => Number(value);
 const asIs = (value: string) => value;
+const PARSERS = { [INT8]: toNumber, [NUMERIC]: toNumber, [DATE]: asIs, [TIMESTAMPTZ]: isoTimestamp };
 
 export interface PostgresOptions {
   poolSize?: number;
@@ -104,7 +107,7 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
 
 function openPool(url: string, options: PostgresOptions): pg.Pool {
   const { poolSize = 10, connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS, statementTimeoutMs = 30_000, pooler = 'none' } = options;
-  const parsers: Record<number, (value: string) => unknown> = { [INT8]: toNumber, [NUMERIC]: toNumber, [DATE]: asIs };
+  const parsers: Record<number, (value: string) => unknown> = PARSERS;
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
@@ -299,7 +302,7 @@ export async function connectPGlite(dataDir: string | null): Promise<Database> {
   const unlock = dataDir ? lockDataDir(dataDir) : () => {};
   const pglite = await PGlite.create(dataDir ?? undefined, {
     extensions: { pg_trgm },
-    parsers: { [INT8]: toNumber, [NUMERIC]: toNumber, [DATE]: asIs },
+    parsers: PARSERS,
   }).catch((error: unknown) => {
     unlock();
     throw error;

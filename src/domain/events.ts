@@ -7,7 +7,7 @@ import type { DB } from '../db/schema.ts';
 export interface OutboxEvent {
   id: string;
   kind: string;
-  occurred_at: Date;
+  occurred_at: string;
   manufacturer_id: string | null;
   data: unknown;
 }

@@ -58,8 +58,8 @@ async function recordedAnswer(db: Kysely<DB>, apiKeyId: string, key: string) {
     .select(['request_hash', 'status_code', 'response_body'])
     .where('api_key_id', '=', apiKeyId)
     .where('idempotency_key', '=', key)
-    .where('created_at', '>=', sql<Date>`now() - ${REPLAY_WINDOW}`)
-    .where((eb) => eb.or([eb('status_code', 'is not', null), eb('created_at', '>=', sql<Date>`now() - ${LEGACY_CLAIM_TTL}`)]))
+    .where('created_at', '>=', sql<string>`now() - ${REPLAY_WINDOW}`)
+    .where((eb) => eb.or([eb('status_code', 'is not', null), eb('created_at', '>=', sql<string>`now() - ${LEGACY_CLAIM_TTL}`)]))
     .executeTakeFirst();
 }
 
@@ -176,5 +176,5 @@ function failedAnswer(request: FastifyRequest, reply: FastifyReply, error: unkno
 }
 /** Drops records past the replay window; main runs it periodically. */
 export async function pruneIdempotencyKeys(db: Kysely<DB>): Promise<void> {
-  await db.deleteFrom('idempotency_keys').where('created_at', '<', sql<Date>`now() - ${REPLAY_WINDOW}`).execute();
+  await db.deleteFrom('idempotency_keys').where('created_at', '<', sql<string>`now() - ${REPLAY_WINDOW}`).execute();
 }

@@ -298,6 +298,6 @@ export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secret
 
 /** Attempts older than the log keeps (30 days) are removed; delivered deliveries with them. */
 export async function pruneDeliveryLog(db: Kysely<DB>): Promise<void> {
-  await db.deleteFrom('webhook_delivery_attempts').where('attempted_at', '<', sql<Date>`now() - make_interval(days => ${DELIVERY_LOG_DAYS})`).execute();
-  await db.deleteFrom('webhook_deliveries').where('status', '=', 'delivered').where('delivered_at', '<', sql<Date>`now() - make_interval(days => ${DELIVERY_LOG_DAYS})`).execute();
+  await db.deleteFrom('webhook_delivery_attempts').where('attempted_at', '<', sql<string>`now() - make_interval(days => ${DELIVERY_LOG_DAYS})`).execute();
+  await db.deleteFrom('webhook_deliveries').where('status', '=', 'delivered').where('delivered_at', '<', sql<string>`now() - make_interval(days => ${DELIVERY_LOG_DAYS})`).execute();
 }

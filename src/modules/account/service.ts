@@ -27,7 +27,7 @@ async function stateOf(db: Kysely<DB>, userId: string) {
     eb.exists(eb.selectFrom('user_mfa as m').select('m.user_id').whereRef('m.user_id', '=', 'u.id').where('m.enabled_at', 'is', null)).as('pending'),
     eb.selectFrom('user_recovery_codes as c').select((c) => c.fn.countAll<number>().as('n')).whereRef('c.user_id', '=', 'u.id').as('codes'),
     eb.selectFrom('trusted_devices as d').select((d) => d.fn.countAll<number>().as('n')).whereRef('d.user_id', '=', 'u.id')
-      .where('d.expires_at', '>', sql<Date>`now()`).as('devices'),
+      .where('d.expires_at', '>', sql<string>`now()`).as('devices'),
   ]).executeTakeFirstOrThrow();
   return {
     mfa_enabled: row.enabled_at !== null,
@@ -178,7 +178,7 @@ export async function trustDevice(deps: Deps, actor: Actor, input: { otp: string
   return withCode(deps, actor.userId, async (tx) => {
     const mfa = await lockEnabledMfa(tx, actor.userId);
     const verifiedWith = await acceptCode(tx, key, mfa, input.otp);
-    await tx.deleteFrom('trusted_devices').where('user_id', '=', actor.userId).where('expires_at', '<=', sql<Date>`now()`).execute();
+    await tx.deleteFrom('trusted_devices').where('user_id', '=', actor.userId).where('expires_at', '<=', sql<string>`now()`).execute();
     const device = await tx.insertInto('trusted_devices').values({
       user_id: actor.userId, name: input.name.trim(), token_hash: sha256(token), last_used_at: null, expires_at: new Date(Date.now() + DEVICE_TRUST_MS),
     }).returning(DEVICE_COLUMNS).executeTakeFirstOrThrow();
@@ -188,14 +188,14 @@ export async function trustDevice(deps: Deps, actor: Actor, input: { otp: string
 }
 
 export function listTrustedDevices(db: Kysely<DB>, userId: string) {
-  return db.selectFrom('trusted_devices').select(DEVICE_COLUMNS).where('user_id', '=', userId).where('expires_at', '>', sql<Date>`now()`)
+  return db.selectFrom('trusted_devices').select(DEVICE_COLUMNS).where('user_id', '=', userId).where('expires_at', '>', sql<string>`now()`)
     .orderBy('created_at').orderBy('id').execute();
 }
 
 /** Another account's device, or an expired one, is not found. */
 export async function removeTrustedDevice(db: Kysely<DB>, actor: Actor, id: string) {
   await inTransaction(db, async (tx) => {
-    const device = await tx.deleteFrom('trusted_devices').where('id', '=', id).where('user_id', '=', actor.userId).where('expires_at', '>', sql<Date>`now()`)
+    const device = await tx.deleteFrom('trusted_devices').where('id', '=', id).where('user_id', '=', actor.userId).where('expires_at', '>', sql<string>`now()`)
       .returning(DEVICE_COLUMNS).executeTakeFirst();
     if (!device) throw notFound('trusted device');
     await recordHistory(tx, actor, historyOf(actor, 'trusted_device.removed', { before: device }));

@@ -20,7 +20,7 @@ import { CarrierMessage } from './schemas.ts';
 const DRIFT_SECONDS = 5 * 60;
 const PATH = '/webhooks/carrier/';
 
-type Row = { id: string; name: string; carrier: Carrier; token_prefix: string; created_by: string | null; created_at: Date };
+type Row = { id: string; name: string; carrier: Carrier; token_prefix: string; created_by: string | null; created_at: string };
 const shown = (row: Row) => ({ ...row, url_path: `${PATH}${row.token_prefix}...` });
 
 export async function listCarrierWebhooks(db: Kysely<DB>) {

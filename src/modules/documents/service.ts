@@ -49,7 +49,7 @@ export async function putDocument(tx: Transaction<DB>, store: DocumentStore, aut
   await store.put(storageKey, input.bytes);
   filesOfTransaction.get(tx)?.push(storageKey);
   // The times are given, not defaulted, so the document the history row keeps is the row as written.
-  const at = new Date();
+  const at = new Date().toISOString();
   const row = {
     id, entity_type: input.entityType, entity_id: input.entityId, manufacturer_id: input.manufacturerId, file_name: input.fileName,
     file_type: input.fileType, storage_key: storageKey, file_size: input.bytes.byteLength, description: input.description ?? null,

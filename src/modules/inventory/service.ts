@@ -26,12 +26,13 @@ function movementsWithNames(db: Kysely<DB>) {
  * only their months are read (the ledger is partitioned by month of performed_at); without, every month's index is.
  * (A Date holds milliseconds and performed_at microseconds: the times bound a range, they are not matched.)
  */
-export async function movementsById(db: Kysely<DB>, ids: string[], performedAt?: Date[]) {
+export async function movementsById(db: Kysely<DB>, ids: string[], performedAt?: (Date | string)[]) {
   if (!ids.length) return [];
   let query = movementsWithNames(db).where('mv.id', 'in', ids);
   if (performedAt?.length) {
-    const times = performedAt.map((at) => at.getTime());
-    query = query.where('mv.performed_at', '>=', new Date(Math.min(...times))).where('mv.performed_at', '<', new Date(Math.max(...times) + 1));
+    const times = performedAt.map((at) => new Date(at).getTime());
+    query = query.where('mv.performed_at', '>=', new Date(Math.min(...times)).toISOString())
+      .where('mv.performed_at', '<', new Date(Math.max(...times) + 1).toISOString());
   }
   const rows = await query.execute();
   return ids.map((id) => rows.find((row) => row.id === id)!);

@@ -164,7 +164,7 @@ function filteredStockState(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
     const days = windowDays(f.movement);
     query = query.where((eb) => eb.or([
       eb('s.date_last_movement', 'is', null),
-      eb('s.date_last_movement', '<', sql<Date>`now() - make_interval(days => ${sql.lit(days)})`),
+      eb('s.date_last_movement', '<', sql<string>`now() - make_interval(days => ${sql.lit(days)})`),
     ]));
   }
   if (f.velocity) query = query.where(VELOCITY[f.velocity]);

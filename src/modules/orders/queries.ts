@@ -88,7 +88,7 @@ function filteredOrders(db: Kysely<DB>, actor: Actor, f: OrderFilter) {
   // index of open orders).
   if (f.statuses.length) query = query.where(inLiterals('o.status', f.statuses));
   if (f.priorities.length) query = query.where(inLiterals('o.priority', f.priorities));
-  if (f.aged_hours) query = query.where('o.created_at', '<=', sql<Date>`now() - make_interval(hours => ${f.aged_hours})`);
+  if (f.aged_hours) query = query.where('o.created_at', '<=', sql<string>`now() - make_interval(hours => ${f.aged_hours})`);
   if (f.from) query = query.where('o.order_date', '>=', f.from);
   if (f.to) query = query.where('o.order_date', '<=', f.to);
   if (f.awaiting_direct_ship) {
@@ -152,7 +152,7 @@ type LifecycleAction = 'created' | 'released' | 'shipped' | 'picked_up' | 'cance
  * Who and when, from the history rows of the order and of its latest live pick batch. An order without an entry row
  * (loaded outside the API) counts as entered when it was created, by its creator.
  */
-export async function lifecycleOf(db: Executor, order: { id: string; created_at: Date; created_by: string | null }) {
+export async function lifecycleOf(db: Executor, order: { id: string; created_at: string; created_by: string | null }) {
   const orderId = order.id;
   const batch = await db
     .selectFrom('pick_batches')

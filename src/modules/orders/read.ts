@@ -48,18 +48,18 @@ function parseIncludes(values: string[] | undefined): Include[] {
 
 async function fulfillmentOf(db: Executor, order: OrderRow, lines: Awaited<ReturnType<typeof linesWithAvailability>>) {
   const orderId = order.id;
-  const notified = lines.map((line) => line.direct_notified_at).filter((at): at is Date => at !== null);
+  const notified = lines.map((line) => line.direct_notified_at).filter((at): at is string => at !== null);
   return {
     display_substatus: await displaySubstatusOf(db, orderId),
     has_warehouse_portion: lines.some((line) => line.qty_warehouse > 0),
     has_direct_portion: lines.some((line) => line.qty_direct > 0),
     pending_direct_lines: lines.filter((line) => line.qty_direct > 0 && line.direct_shipped_at === null).map(pendingDirectLine),
-    direct_notify_last_at: notified.length ? new Date(Math.max(...notified.map((at) => new Date(at).getTime()))) : null,
+    direct_notify_last_at: notified.length ? new Date(Math.max(...notified.map((at) => Date.parse(at)))).toISOString() : null,
     lifecycle: await lifecycleOf(db, order),
   };
 }
 
-export function pendingDirectLine(line: { id: string; line_number: number; item_number_display: string; qty_direct: number; direct_notified_at: Date | null; direct_notified_via: 'email' | 'out_of_band' | null }) {
+export function pendingDirectLine(line: { id: string; line_number: number; item_number_display: string; qty_direct: number; direct_notified_at: string | null; direct_notified_via: 'email' | 'out_of_band' | null }) {
   return {
     order_line_id: line.id,
     line_number: line.line_number,

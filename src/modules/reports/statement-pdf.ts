@@ -15,7 +15,7 @@ const COLUMNS = [
 
 const qty = (n: number) => n.toLocaleString('en-US');
 const signed = (n: number) => (n > 0 ? `+${qty(n)}` : qty(n));
-const when = (at: Date) => new Date(at).toISOString().slice(0, 16).replace('T', ' ');
+const when = (at: Date | string) => new Date(at).toISOString().slice(0, 16).replace('T', ' ');
 
 function cells(doc: Pdf, values: string[], y: number, bold = false) {
   doc.font(bold ? BOLD : FONT).fontSize(8).fillColor('black');

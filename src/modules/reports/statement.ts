@@ -13,7 +13,7 @@ import type { Period } from './period.ts';
 
 export interface StatementMovement {
   id: string;
-  performed_at: Date;
+  performed_at: string;
   movement_type: MovementType;
   inventory_status: 'available' | 'quarantine';
   quantity: number;

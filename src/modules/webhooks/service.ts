@@ -129,7 +129,7 @@ export async function pingSubscription(db: Kysely<DB>, actor: Actor, id: string)
 function deliveries(db: Kysely<DB>) {
   return db.selectFrom('webhook_deliveries as d').select((eb) => [
     'd.id', 'd.subscription_id', 'd.event_id', 'd.event_kind', 'd.status', 'd.attempts', 'd.last_status_code', 'd.last_error', 'd.delivered_at', 'd.created_at',
-    sql<Date | null>`case when d.status = 'pending' then d.next_attempt_at end`.as('next_attempt_at'),
+    sql<string | null>`case when d.status = 'pending' then d.next_attempt_at end`.as('next_attempt_at'),
     eb.fn.coalesce(
       sql<unknown[]>`(select json_agg(a order by a.attempt) from (select attempt, attempted_at, duration_ms, status_code, error, response_body, outcome
         from webhook_delivery_attempts where delivery_id = d.id) a)`, sql<unknown[]>`'[]'::json`).as('attempt_log'),
@@ -138,10 +138,11 @@ function deliveries(db: Kysely<DB>) {
 
 type DeliveryRow = Awaited<ReturnType<ReturnType<typeof deliveries>['executeTakeFirstOrThrow']>>;
 type AttemptRow = Omit<Selectable<WebhookDeliveryAttemptsTable>, 'delivery_id' | 'attempted_at'> & { attempted_at: string };
-// The attempts arrive as JSON, their times as PostgreSQL writes them: made Dates again, so they leave as UTC ISO 8601.
+// The attempts arrive as JSON, their times as PostgreSQL writes them there (microseconds, +00:00): written again as the
+// API writes times (UTC ISO 8601 to the millisecond).
 const shownDelivery = (row: DeliveryRow) => ({
   ...row,
-  attempt_log: (row.attempt_log as AttemptRow[]).map((attempt) => ({ ...attempt, attempted_at: new Date(attempt.attempted_at) })),
+  attempt_log: (row.attempt_log as AttemptRow[]).map((attempt) => ({ ...attempt, attempted_at: new Date(attempt.attempted_at).toISOString() })),
 });
 
 export async function listDeliveries(db: Kysely<DB>, actor: Actor, id: string, filter: { status?: DeliveryStatus }, page: Page) {
