@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from '../src/db/connect.ts';
-import { isoTimestamp, TIMESTAMPTZ } from '../src/db/timestamps.ts';
+import { isoTimeOfJson, isoTimestamp, TIMESTAMPTZ } from '../src/db/timestamps.ts';
 import { freshDatabase } from './helpers.ts';
 
 const driverDate = pg.types.getTypeParser(TIMESTAMPTZ) as (text: string) => Date;
@@ -52,6 +52,13 @@ for (const timeZone of ['UTC', 'Asia/Kolkata']) {
       assert.equal(rows[0]!.at, '2026-11-27T08:21:09.739Z');
       assert.match(rows[0]!.now, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
       assert.ok(Math.abs(Date.parse(rows[0]!.now) - Date.now()) < 60_000);
+    });
+
+    test('a time nested in JSON that PostgreSQL built is written the same way', async () => {
+      const { rows } = await sql<{ doc: { at: string } }>`select json_build_object('at', '2026-11-27 08:21:09.739129+00'::timestamptz) as doc`.execute(database.db);
+      assert.notEqual(rows[0]!.doc.at, '2026-11-27T08:21:09.739Z');
+      assert.equal(isoTimeOfJson(rows[0]!.doc.at), '2026-11-27T08:21:09.739Z');
+      assert.equal(isoTimeOfJson(null), null);
     });
   });
 }

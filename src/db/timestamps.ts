@@ -34,3 +34,13 @@ export function isoTimestamp(text: string): string {
   const parsed = postgresDate(text);
   return parsed instanceof Date && !Number.isNaN(parsed.getTime()) ? parsed.toISOString() : text;
 }
+
+/**
+ * A time nested in JSON that PostgreSQL built (json_agg, json_build_object), where it writes the microseconds and
+ * '+00:00': as the API writes times.
+ */
+export function isoTimeOfJson(value: string): string;
+export function isoTimeOfJson(value: string | null): string | null;
+export function isoTimeOfJson(value: string | null): string | null {
+  return value === null ? null : new Date(value).toISOString();
+}

@@ -32,7 +32,7 @@ async function stateOf(db: Kysely<DB>, userId: string) {
   return {
     mfa_enabled: row.enabled_at !== null,
     enrollment_pending: Boolean(row.pending),
-    enrolled_at: row.enabled_at ? new Date(row.enabled_at) : null,
+    enrolled_at: row.enabled_at,
     recovery_codes_remaining: Number(row.codes ?? 0),
     trusted_devices: Number(row.devices ?? 0),
   };

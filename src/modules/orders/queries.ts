@@ -5,6 +5,7 @@ import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { countedTotalExpression, totalOf } from '../../db/list-counts.ts';
 import { containsPattern } from '../../db/like.ts';
 import { inLiterals } from '../../db/literals.ts';
+import { isoTimeOfJson } from '../../db/timestamps.ts';
 import type { OrderStatus, Priority } from '../../db/column-types.ts';
 import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
@@ -224,8 +225,8 @@ export async function pickBatchesOf(db: Executor, orderId: string) {
     .where('b.status', '<>', 'cancelled')
     .orderBy('b.created_at')
     .execute();
-  // Parcels arrive as JSON, their times as PostgreSQL writes them: made Dates again, so they leave as UTC ISO 8601.
-  return batches.map((batch) => ({ ...batch, parcels: batch.parcels.map((parcel) => ({ ...parcel, captured_at: new Date(parcel.captured_at) })) }));
+  // Parcels arrive as JSON, their times as PostgreSQL writes them there.
+  return batches.map((batch) => ({ ...batch, parcels: batch.parcels.map((parcel) => ({ ...parcel, captured_at: isoTimeOfJson(parcel.captured_at) })) }));
 }
 
 /** The exception an order block names: each block names exactly one, in the column of its kind. */

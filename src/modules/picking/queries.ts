@@ -20,7 +20,7 @@ export type SessionLineRow = Pick<Selectable<PickBatchLinesTable>, 'id' | 'order
   & Pick<Selectable<OrderLinesTable>, 'item_number_display' | 'item_description' | 'unit_of_measure'>
   & Pick<Selectable<ItemsTable>, 'qty_on_hand' | 'qty_available'>
   & Pick<Selectable<LocationsTable>, 'zone' | 'aisle' | 'rack' | 'shelf'>
-  & { pack_verified_at: string | Date | null; exception_status: string | null };
+  & { pack_verified_at: string | null; exception_status: string | null };
 
 export type SessionRow = Pick<Selectable<PickBatchesTable>, 'id' | 'order_id' | 'status' | 'tracking_number' | 'tracking_carrier' | 'tracking_captured_at'
   | 'tracking_flagged_for_office_at' | 'staged_slot' | 'staged_at' | 'staged_loc_type' | 'created_at'> & {

@@ -1,8 +1,7 @@
 // A pick batch as the spec's Pick session: PascalCase, nullable line columns flattened to "", empty arrays as null.
+import { isoTimeOfJson } from '../../db/timestamps.ts';
 import type { SessionLineRow, SessionRow } from './queries.ts';
 
-// Nested rows arrive as JSON, their times as PostgreSQL writes them: made Dates again, so they leave as UTC ISO 8601.
-const time = (value: string | Date | null) => (value === null ? null : new Date(value));
 
 /** A line as the session shows it; `started`: on the 201 that starts the batch, its PickBatchLineID is "" (spec). */
 export function serializeLine(line: SessionLineRow, options: { started?: boolean } = {}) {
@@ -22,7 +21,7 @@ export function serializeLine(line: SessionLineRow, options: { started?: boolean
     QtyAvailable: line.qty_available,
     Status: line.status,
     ExceptionStatus: (line.exception_status ?? '') as '' | 'open' | 'reviewed' | 'superseded',
-    PackVerifiedAt: time(line.pack_verified_at),
+    PackVerifiedAt: isoTimeOfJson(line.pack_verified_at),
     LocZone: line.zone ?? '',
     LocAisle: line.aisle ?? '',
     LocRack: line.rack ?? '',
@@ -41,7 +40,7 @@ export function serializeSession(row: SessionRow, options: { started?: boolean }
     ParcelSeq: parcel.parcel_seq,
     TrackingNumber: parcel.tracking_number,
     TrackingCarrier: parcel.carrier,
-    TrackingCapturedAt: time(parcel.captured_at)!,
+    TrackingCapturedAt: isoTimeOfJson(parcel.captured_at),
     TrackingCapturedByName: parcel.captured_by_name,
   }));
   return {

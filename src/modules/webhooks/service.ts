@@ -7,6 +7,7 @@ import type { DeliveryStatus } from '../../db/column-types.ts';
 import type { DB, WebhookDeliveryAttemptsTable, WebhookSubscriptionsTable } from '../../db/schema.ts';
 import { secretKeyOf } from '../../db/secret-key.ts';
 import { inTransaction } from '../../db/transaction.ts';
+import { isoTimeOfJson } from '../../db/timestamps.ts';
 import { forbidden, invalidStatus, notFound } from '../../domain/errors.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { randomBase62, sealSecret } from '../../domain/secrets.ts';
@@ -138,11 +139,10 @@ function deliveries(db: Kysely<DB>) {
 
 type DeliveryRow = Awaited<ReturnType<ReturnType<typeof deliveries>['executeTakeFirstOrThrow']>>;
 type AttemptRow = Omit<Selectable<WebhookDeliveryAttemptsTable>, 'delivery_id' | 'attempted_at'> & { attempted_at: string };
-// The attempts arrive as JSON, their times as PostgreSQL writes them there (microseconds, +00:00): written again as the
-// API writes times (UTC ISO 8601 to the millisecond).
+// The attempts arrive as JSON, their times as PostgreSQL writes them there.
 const shownDelivery = (row: DeliveryRow) => ({
   ...row,
-  attempt_log: (row.attempt_log as AttemptRow[]).map((attempt) => ({ ...attempt, attempted_at: new Date(attempt.attempted_at).toISOString() })),
+  attempt_log: (row.attempt_log as AttemptRow[]).map((attempt) => ({ ...attempt, attempted_at: isoTimeOfJson(attempt.attempted_at) })),
 });
 
 export async function listDeliveries(db: Kysely<DB>, actor: Actor, id: string, filter: { status?: DeliveryStatus }, page: Page) {
