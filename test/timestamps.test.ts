@@ -59,6 +59,7 @@ for (const timeZone of ['UTC', 'Asia/Kolkata']) {
       assert.notEqual(rows[0]!.doc.at, '2026-11-27T08:21:09.739Z');
       assert.equal(isoTimeOfJson(rows[0]!.doc.at), '2026-11-27T08:21:09.739Z');
       assert.equal(isoTimeOfJson(null), null);
+      assert.equal(isoTimeOfJson('infinity'), 'infinity');
     });
   });
 }

@@ -7,6 +7,8 @@
 // list (docs/decisions.md, "Timestamps as ISO text"). Code that needs a time's arithmetic makes a Date of the text.
 import pg from 'pg';
 
+// Arrays of timestamptz (no query reads one today) keep the pg driver's own parser, which makes Dates; PGlite builds
+// its array parsers from the element's, so it would give this text. Register 1185 here before reading such an array.
 export const TIMESTAMPTZ = 1184;
 
 const postgresDate = pg.types.getTypeParser(TIMESTAMPTZ) as (text: string) => Date | number | null;
@@ -37,10 +39,12 @@ export function isoTimestamp(text: string): string {
 
 /**
  * A time nested in JSON that PostgreSQL built (json_agg, json_build_object), where it writes the microseconds and
- * '+00:00': as the API writes times.
+ * '+00:00': as the API writes times. What Date cannot read ('infinity', BC) stays as written.
  */
 export function isoTimeOfJson(value: string): string;
 export function isoTimeOfJson(value: string | null): string | null;
 export function isoTimeOfJson(value: string | null): string | null {
-  return value === null ? null : new Date(value).toISOString();
+  if (value === null) return null;
+  const at = new Date(value);
+  return Number.isNaN(at.getTime()) ? value : at.toISOString();
 }
