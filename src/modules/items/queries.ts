@@ -237,7 +237,8 @@ export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, pag
   const total = countsOnPage(f, page) ? undefined : itemTotal(db, actor, f);
   const rows = await itemRows(db, actor, f, page, total).execute();
   const count = rows.length > 0 ? rows[0]!.total_count! : page.offset === 0 ? 0 : await totalOf(db, total ?? itemTotal(db, actor, f));
-  return { rows: rows.map(({ total_count, ...row }) => row), total: count };
+  // Each row keeps its total_count: the serializer takes named fields (as orders' list does).
+  return { rows, total: count };
 }
 
 /** Every item the list's filters match, in its order (the CSV export). */
