@@ -282,9 +282,12 @@ function withPreparedStatements(pool: pg.Pool, named: boolean): PostgresPool {
       return {
         query: ((text: unknown, values?: unknown[]) => {
           if (broken) return Promise.reject(broken);
-          return (typeof text === 'string' && isNamed(text, values)
-            ? client.query({ name: nameOf(text), text, values })
-            : client.query(text as string, values)).catch(noteFailure);
+          if (typeof text !== 'string') return client.query(text as pg.QueryConfig).catch(noteFailure);
+          const name = isNamed(text, values) ? nameOf(text) : undefined;
+          // One statement (a parameterized one cannot be more) answers rows as arrays; scripts keep the driver's rows.
+          return (name || values?.length || ONE_STATEMENT.test(text)
+            ? client.query({ name, text, values, rowMode: 'array' }).then(withRowObjects)
+            : client.query(text, values)).catch(noteFailure);
         }) as never,
         release: () => {
           client.off('error', onError);
@@ -294,6 +297,37 @@ function withPreparedStatements(pool: pg.Pool, named: boolean): PostgresPool {
     },
     end: () => pool.end(),
   };
+}
+
+// Rows arrive as arrays and become objects here, each made by a function written once per column list: an object
+// literal with fixed keys. The driver's own rows are copies of an object built key by key, which V8 keeps in
+// dictionary mode: slower to make (its parseRow was 7% of the order list's CPU), to read and to spread. A/B without the
+// read cache: open orders +7-15%, below_reorder +5-16%, the item read +12%. The column lists are the code's
+// statements' (a bounded set, as the statement names); past a cap, or for a column named __proto__ (which a literal
+// would take as the prototype), rows are built key by key as the driver does. A name repeated keeps its last value,
+// as with the driver.
+const MAX_ROW_SHAPES = 1000;
+const rowShapes = new Map<string, RowShape>();
+type RowShape = (values: unknown[]) => Record<string, unknown>;
+
+function rowShapeOf(fields: readonly { name: string }[]): RowShape {
+  const key = fields.map((field) => field.name).join('\0');
+  let shape = rowShapes.get(key);
+  if (shape) return shape;
+  const names = fields.map((field) => field.name);
+  if (rowShapes.size >= MAX_ROW_SHAPES || names.includes('__proto__')) return (values) => Object.fromEntries(names.map((name, i) => [name, values[i]]));
+  // The keys are written as JSON string literals: any column name is a valid key, and nothing else enters the code.
+  shape = new Function('v', `return { ${names.map((name, i) => `${JSON.stringify(name)}: v[${i}]`).join(', ')} };`) as RowShape;
+  rowShapes.set(key, shape);
+  return shape;
+}
+
+function withRowObjects(result: pg.QueryResult<unknown[]>): pg.QueryResult {
+  if (result.rows.length === 0) return result as unknown as pg.QueryResult;
+  const shape = rowShapeOf(result.fields);
+  const rows = result.rows as unknown[];
+  for (let i = 0; i < rows.length; i++) rows[i] = shape(rows[i] as unknown[]);
+  return result as unknown as pg.QueryResult;
 }
 
 /** dataDir null keeps the database in memory (tests). */
