@@ -83,8 +83,9 @@ export async function createEmptyServerDatabase(): Promise<{ url: string; drop()
  * A migrated database of its own: cloned from the template on the server, or a new in-memory PGlite. `timeZone` sets
  * the TimeZone every session of it starts with (PGlite has one session). `embedded` takes PGlite even when a server is
  * set: no other test file's transactions reach it (a server's transaction ids are shared by all its databases).
+ * `statementTimeoutMs` bounds each statement on the server (PostgreSQL only; the service's default otherwise).
  */
-export async function freshDatabase(options: { timeZone?: string; embedded?: boolean } = {}): Promise<Database> {
+export async function freshDatabase(options: { timeZone?: string; embedded?: boolean; statementTimeoutMs?: number } = {}): Promise<Database> {
   if (!serverUrl || options.embedded) {
     const database = await connectPGlite(null);
     await migrate(database.db);
@@ -97,7 +98,7 @@ export async function freshDatabase(options: { timeZone?: string; embedded?: boo
   await client.query(`create database "${name}" template "${tpl}"`);
   if (options.timeZone) await client.query(`alter database "${name}" set timezone to ${pg.escapeLiteral(options.timeZone)}`);
   await client.end();
-  const database = connectPostgres(withDatabase(serverUrl, name), { poolSize: 10 });
+  const database = connectPostgres(withDatabase(serverUrl, name), { poolSize: 10, statementTimeoutMs: options.statementTimeoutMs });
   return {
     ...database,
     close: async () => {

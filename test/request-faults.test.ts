@@ -1,0 +1,141 @@
+// A write cut short (issue 16, bad input and faults): by the database's statement timeout, or by a client that goes
+// away mid-request. The service stays up, and the write happens whole or not at all.
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { adjust, call, createItem, createLocation, createManufacturer, expectError, freshDatabase, onPostgres, startApp, type TestApp } from './helpers.ts';
+
+const STATEMENT_TIMEOUT_MS = 800;
+
+describe('a write cut short', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL (another connection holds a lock)' }, () => {
+  let t: TestApp;
+  let partner: string;
+  let customer: string;
+  let bin: string;
+
+  before(async () => {
+    t = await startApp({ database: await freshDatabase({ statementTimeoutMs: STATEMENT_TIMEOUT_MS }) });
+    partner = await createManufacturer(t, 'CUT');
+    bin = await createLocation(t, 'CUT-01');
+    const answer = await call(t.app, 'POST', '/api/v1/customers', {
+      key: t.adminKey, body: { account_number: 'C-CUT', name: 'Cut Short Co', address_line_1: '1 Main St', city: 'Springfield', state: 'IL', zip_code: '62701' },
+    });
+    assert.equal(answer.status, 201, JSON.stringify(answer.body));
+    customer = answer.body.data.id ?? answer.body.data.customer.id;
+  });
+  after(() => t?.close());
+
+  async function stockedItem(number: string) {
+    const id = await createItem(t, partner, number);
+    await t.db.updateTable('items').set({ price_1: 10 }).where('id', '=', id).execute();
+    assert.equal((await adjust(t, id, 10, bin)).status, 201);
+    return id;
+  }
+
+  /** Holds the item's row lock in a transaction of its own until the returned function is called. */
+  async function holdItem(id: string): Promise<() => Promise<void>> {
+    let release!: () => void;
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const done = t.db.transaction().execute(async (tx) => {
+      await sql`select 1 from items where id = ${id} for update`.execute(tx);
+      locked();
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    await isLocked;
+    return async () => {
+      release();
+      await done;
+    };
+  }
+
+  const orderBody = (itemId: string, po: string) => ({ manufacturer_id: partner, customer_id: customer, customer_po_number: po, lines: [{ item_id: itemId, qty_ordered: 2 }] });
+
+  /** What an order entry writes, found by its PO number: the order, its lines, the stock it committed, its audit and its event. */
+  async function entryOf(po: string, itemId: string) {
+    const orders = await t.db.selectFrom('orders').select(['id', 'line_count']).where('customer_po_number', '=', po).execute();
+    const ids = orders.map((o) => o.id);
+    const none = ['00000000-0000-0000-0000-000000000000'];
+    return {
+      orders,
+      lines: (await t.db.selectFrom('order_lines').select('id').where('order_id', 'in', ids.length ? ids : none).execute()).length,
+      committed: (await t.db.selectFrom('items').select('qty_committed').where('id', '=', itemId).executeTakeFirstOrThrow()).qty_committed,
+      history: (await t.db.selectFrom('history').select('id').where('entity_type', '=', 'order').where('entity_id', 'in', ids.length ? ids : none).execute()).length,
+      events: (await t.db.selectFrom('outbox_events').select('id').where('kind', '=', 'order.created')
+        .where(sql<string>`data->>'order_id'`, 'in', ids.length ? ids : none).execute()).length,
+    };
+  }
+
+  /** Rows of every table an order entry writes to, and the item's stock. */
+  async function everything(itemId: string) {
+    const count = async (table: 'orders' | 'order_lines' | 'history' | 'outbox_events' | 'inventory_movements') =>
+      Number((await t.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    return {
+      orders: await count('orders'), lines: await count('order_lines'), history: await count('history'), events: await count('outbox_events'),
+      movements: await count('inventory_movements'),
+      stock: await t.db.selectFrom('items').select(['qty_on_hand', 'qty_committed', 'updated_at']).where('id', '=', itemId).executeTakeFirstOrThrow(),
+    };
+  }
+
+  test('a statement that outlasts the statement timeout: 503 unavailable, nothing of the order written, the next one served', async () => {
+    const item = await stockedItem('CUT-TIMEOUT');
+    const before = await everything(item);
+    const release = await holdItem(item);
+    const started = performance.now();
+    let answer;
+    try {
+      // The order's header is written before its stock is committed: the wait for the item's lock is cut by the
+      // timeout after that insert.
+      answer = await call(t.app, 'POST', '/api/v1/orders', { key: t.adminKey, body: orderBody(item, 'PO-TIMEOUT') });
+    } finally {
+      await release();
+    }
+    expectError(answer, 503, 'unavailable');
+    assert.ok(performance.now() - started >= STATEMENT_TIMEOUT_MS * 0.9);
+    assert.deepEqual(await everything(item), before);
+
+    const next = await call(t.app, 'POST', '/api/v1/orders', { key: t.adminKey, body: orderBody(item, 'PO-AFTER-TIMEOUT') });
+    assert.equal(next.status, 201, JSON.stringify(next.body));
+    const entry = await entryOf('PO-AFTER-TIMEOUT', item);
+    assert.equal(entry.orders.length, 1);
+    assert.deepEqual({ ...entry, orders: entry.orders.map((o) => o.line_count) }, { orders: [1], lines: 1, committed: 2, history: 2, events: 1 });
+  });
+
+  test('a client that drops the connection mid-request: the order is written whole, and its Idempotency-Key replays it', async () => {
+    const item = await stockedItem('CUT-DROP');
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    const body = JSON.stringify(orderBody(item, 'PO-DROPPED'));
+    const headers = { authorization: `Bearer ${t.adminKey}`, 'content-type': 'application/json', 'idempotency-key': 'cut-short-drop-1' };
+
+    const release = await holdItem(item);
+    const dropped = request({ host: '127.0.0.1', port, method: 'POST', path: '/api/v1/orders', headers });
+    const gone = new Promise<void>((resolve) => dropped.on('error', () => resolve()).on('close', () => resolve()));
+    dropped.end(body);
+    // The client goes away once the service has the whole request and waits for the item's lock.
+    const waitingForLock = async () => Number((await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock'`.execute(t.db)).rows[0]!.n);
+    for (let waited = 0; (await waitingForLock()) === 0; waited += 20) {
+      assert.ok(waited < 5000, 'the order entry never waited for the lock');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    dropped.destroy();
+    await gone;
+    await release();
+
+    let entry = await entryOf('PO-DROPPED', item);
+    for (let waited = 0; entry.orders.length === 0 && waited < 5000; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      entry = await entryOf('PO-DROPPED', item);
+    }
+    assert.deepEqual({ ...entry, orders: entry.orders.map((o) => o.line_count) }, { orders: [1], lines: 1, committed: 2, history: 2, events: 1 });
+
+    // The client that lost the answer asks again with the same key: the first answer, not a second order.
+    const again = await call(t.app, 'POST', '/api/v1/orders', { key: t.adminKey, body: JSON.parse(body), headers: { 'idempotency-key': 'cut-short-drop-1' } });
+    assert.equal(again.status, 201, JSON.stringify(again.body));
+    assert.equal(again.body.data.order.id, entry.orders[0]!.id);
+    assert.equal((await entryOf('PO-DROPPED', item)).orders.length, 1);
+  });
+});
