@@ -9,8 +9,8 @@ import pg from 'pg';
 import { isConnectionBroken, isDatabaseUnavailable } from './availability.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { PGliteDialect } from './pglite-driver.ts';
-import { isoTimestamp, TIMESTAMPTZ } from './timestamps.ts';
 import { withRequestTransactions } from './request-transaction.ts';
+import { isoTimestamp, TIMESTAMPTZ } from './timestamps.ts';
 import type { Config } from '../config.ts';
 import type { DB } from './schema.ts';
 
@@ -52,7 +52,9 @@ const NUMERIC = 1700;
 const DATE = 1082;
 const toNumber = (value: string) => Number(value);
 const asIs = (value: string) => value;
-const PARSERS = { [INT8]: toNumber, [NUMERIC]: toNumber, [DATE]: asIs, [TIMESTAMPTZ]: isoTimestamp };
+const PARSERS: Record<number, (value: string) => unknown> = {
+  [INT8]: toNumber, [NUMERIC]: toNumber, [DATE]: asIs, [TIMESTAMPTZ]: isoTimestamp,
+};
 
 export interface PostgresOptions {
   poolSize?: number;
@@ -107,7 +109,6 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
 
 function openPool(url: string, options: PostgresOptions): pg.Pool {
   const { poolSize = 10, connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS, statementTimeoutMs = 30_000, pooler = 'none' } = options;
-  const parsers: Record<number, (value: string) => unknown> = PARSERS;
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
@@ -121,7 +122,7 @@ function openPool(url: string, options: PostgresOptions): pg.Pool {
     keepAliveInitialDelayMillis: KEEPALIVE_AFTER_MS,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        parsers[oid] ?? pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+        PARSERS[oid] ?? pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
   // An idle client losing its server must not crash the process; the next checkout reconnects.

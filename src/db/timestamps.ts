@@ -17,17 +17,18 @@ const PLUS = 43;
 const SPACE = 32;
 const DASH = 45;
 const DOT = 46;
+const ZERO = 48;
 
 /**
- * PostgreSQL's text of a timestamptz as the API's ISO text. The session's TimeZone is UTC on every server we run on, so
- * the text is 'YYYY-MM-DD HH:MM:SS[.f to ffffff]+00' and is rearranged without a Date; the fraction is cut to
- * milliseconds, as Date does. Any other form (another time zone's offset, a year past 9999, BC) goes through the
+ * PostgreSQL's text of a timestamptz as the API's ISO text. With the session's TimeZone at UTC (the usual server
+ * setting, and PGlite's) the text is 'YYYY-MM-DD HH:MM:SS[.f to ffffff]+00' and is rearranged without a Date; the
+ * fraction is cut to milliseconds, as Date does. Any other form (another time zone's offset, a year past 9999, BC) goes through the
  * driver's own parser and Date#toISOString, which gives the same text a Date would have; 'infinity' stays as written.
  */
 export function isoTimestamp(text: string): string {
   const length = text.length;
-  if (length >= 22 && length <= 29 && text.charCodeAt(length - 3) === PLUS && text.charCodeAt(length - 2) === 48
-    && text.charCodeAt(length - 1) === 48 && text.charCodeAt(10) === SPACE && text.charCodeAt(4) === DASH) {
+  if (length >= 22 && length <= 29 && text.charCodeAt(length - 3) === PLUS && text.charCodeAt(length - 2) === ZERO
+    && text.charCodeAt(length - 1) === ZERO && text.charCodeAt(10) === SPACE && text.charCodeAt(4) === DASH) {
     const day = text.slice(0, 10);
     const time = text.slice(11, 19);
     if (length === 22) return `${day}T${time}.000Z`;
