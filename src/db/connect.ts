@@ -312,10 +312,10 @@ const rowShapes = new Map<string, RowShape>();
 type RowShape = (values: unknown[]) => Record<string, unknown>;
 
 function rowShapeOf(fields: readonly { name: string }[]): RowShape {
-  const key = fields.map((field) => field.name).join('\0');
+  const names = fields.map((field) => field.name);
+  const key = names.join('\0');
   let shape = rowShapes.get(key);
   if (shape) return shape;
-  const names = fields.map((field) => field.name);
   if (rowShapes.size >= MAX_ROW_SHAPES || names.includes('__proto__')) return (values) => Object.fromEntries(names.map((name, i) => [name, values[i]]));
   // The keys are written as JSON string literals: any column name is a valid key, and nothing else enters the code.
   shape = new Function('v', `return { ${names.map((name, i) => `${JSON.stringify(name)}: v[${i}]`).join(', ')} };`) as RowShape;
