@@ -248,6 +248,15 @@ export async function createItem(t: TestApp, manufacturerId: string, number: str
   return answer.body.data.item.id;
 }
 
+/** A customer with a billing address, as order entry needs. */
+export async function createCustomer(app: TestApp, account: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const answer = await call(app.app, 'POST', '/api/v1/customers', {
+    key: app.adminKey, body: { account_number: account, name: `${account} Hardware`, address_line_1: '1 Main St', city: 'Springfield', state: 'IL', zip_code: '62701', ...extra },
+  });
+  if (answer.status !== 201) throw new Error(`customer ${account}: ${JSON.stringify(answer.body)}`);
+  return answer.body.data.id ?? answer.body.data.customer.id;
+}
+
 export async function createLocation(t: TestApp, code: string, extra: Record<string, unknown> = {}): Promise<string> {
   const answer = await call(t.app, 'POST', '/api/v1/locations', { key: t.adminKey, body: { location_code: code, ...extra } });
   if (answer.status !== 201) throw new Error(`location ${code}: ${JSON.stringify(answer.body)}`);

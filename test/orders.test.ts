@@ -7,7 +7,7 @@ import { buildApp } from '../src/app.ts';
 import { connectPostgres } from '../src/db/connect.ts';
 import { memoryCounterStore } from '../src/http/rate-limit.ts';
 import {
-  adjust, call, createItem, createLocation, createManufacturer, expectError, onPostgres, startApp, userWithKey, type TestApp,
+  adjust, call, createCustomer, createItem, createLocation, createManufacturer, expectError, onPostgres, startApp, userWithKey, type TestApp,
 } from './helpers.ts';
 
 let t: TestApp;
@@ -16,14 +16,6 @@ let otherPartner: string;
 let customer: string;
 let bin: string;
 let shipVia: Record<string, string>;
-
-export async function createCustomer(app: TestApp, account: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const answer = await call(app.app, 'POST', '/api/v1/customers', {
-    key: app.adminKey, body: { account_number: account, name: `${account} Hardware`, address_line_1: '1 Main St', city: 'Springfield', state: 'IL', zip_code: '62701', ...extra },
-  });
-  if (answer.status !== 201) throw new Error(`customer ${account}: ${JSON.stringify(answer.body)}`);
-  return answer.body.data.id ?? answer.body.data.customer.id;
-}
 
 /** An item of the partner with `stock` units on hand (and a price and weight). */
 async function stockedItem(number: string, stock: number, extra: Record<string, unknown> = {}, manufacturer = partner): Promise<string> {

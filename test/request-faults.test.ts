@@ -5,7 +5,7 @@ import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { adjust, call, createItem, createLocation, createManufacturer, expectError, freshDatabase, onPostgres, startApp, type TestApp } from './helpers.ts';
+import { adjust, call, createCustomer, createItem, createLocation, createManufacturer, expectError, freshDatabase, onPostgres, startApp, type TestApp } from './helpers.ts';
 
 const STATEMENT_TIMEOUT_MS = 800;
 
@@ -19,11 +19,7 @@ describe('a write cut short', { skip: onPostgres ? false : 'needs TEST_DATABASE_
     t = await startApp({ database: await freshDatabase({ statementTimeoutMs: STATEMENT_TIMEOUT_MS }) });
     partner = await createManufacturer(t, 'CUT');
     bin = await createLocation(t, 'CUT-01');
-    const answer = await call(t.app, 'POST', '/api/v1/customers', {
-      key: t.adminKey, body: { account_number: 'C-CUT', name: 'Cut Short Co', address_line_1: '1 Main St', city: 'Springfield', state: 'IL', zip_code: '62701' },
-    });
-    assert.equal(answer.status, 201, JSON.stringify(answer.body));
-    customer = answer.body.data.id ?? answer.body.data.customer.id;
+    customer = await createCustomer(t, 'C-CUT');
   });
   after(() => t?.close());
 
