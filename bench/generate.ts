@@ -301,7 +301,9 @@ async function runSteps(db: Kysely<DB>, timings: Generated['timings'], log: (lin
     await runOnOneConnection(db, run, timings, log);
     run = [];
     const started = performance.now();
-    await Promise.all(entry.lanes.map((lane) => runOnOneConnection(db, lane, timings, log)));
+    // Both lanes end before a failure of one is thrown: none goes on loading into a database the caller drops.
+    const ended = await Promise.allSettled(entry.lanes.map((lane) => runOnOneConnection(db, lane, timings, log)));
+    for (const lane of ended) if (lane.status === 'rejected') throw lane.reason;
     log(`  ${'(side by side)'.padEnd(28)} ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s`);
   }
   await runOnOneConnection(db, run, timings, log);
