@@ -149,6 +149,16 @@ const STEPS: (Step | Lanes)[] = [
     cross join lateral (select (array['XR','ALT','OEM','KT','ZN','QP'])[1 + bi.g % 6] || '-'
       || lpad(((bi.g::bigint * 104729) % ${ALIASES.modulus})::text, ${ALIASES.digits}, '0') alias) a
     where bi.g % 10 in (1, 4, 7)`],
+  // Every suffix of every number and alias (migration 0024), as its triggers would have written them: an alias's
+  // suffix that ends the item's number too is the number's row. (An item here has one alias at most; two sharing a
+  // suffix would fail the unique index's build.)
+  ['number suffixes', 'truncate item_number_suffixes', ...withoutIndexes('item_number_suffixes', `
+    insert into item_number_suffixes (suffix, item_id, manufacturer_id, status, item_number_normalized)
+    select text_suffixes(i.item_number_normalized), i.id, i.manufacturer_id, i.status, i.item_number_normalized from items i
+    union all
+    select s.s, i.id, i.manufacturer_id, i.status, i.item_number_normalized
+      from item_aliases a join items i on i.id = a.item_id cross join text_suffixes(a.alias_normalized) s (s)
+     where right(i.item_number_normalized, length(s.s)) <> s.s`)],
   // One primary bin holding the stock; every third item splits a third of it into a second bin.
   ['bins', `
     insert into item_locations (item_id, location_id, qty_on_hand, is_primary)
@@ -261,7 +271,7 @@ const STEPS: (Step | Lanes)[] = [
     `insert into list_counts (list, manufacturer_id, status, n) select 'orders', manufacturer_id, status, count(*) from orders group by 2, 3`],
   ]] },
   // VACUUM as well as ANALYZE: freshly loaded pages have no visibility map, which would slow the first reads.
-  ['vacuum analyze', `vacuum (analyze) manufacturers, locations, items, item_stock_state, item_aliases, item_locations, inventory_movements, customers, orders, order_lines`],
+  ['vacuum analyze', `vacuum (analyze) manufacturers, locations, items, item_stock_state, item_aliases, item_number_suffixes, item_locations, inventory_movements, customers, orders, order_lines`],
   // A second pass over items: the first one removes the versions the movement step's update left behind, and only a
   // pass over clean pages marks them all-visible (which index-only counts need).
   ['vacuum items', `vacuum items`],

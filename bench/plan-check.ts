@@ -3,7 +3,7 @@
 import { createQueryId, sql, type Kysely, type KyselyPlugin, type RootOperationNode } from 'kysely';
 import type { DB } from '../src/db/schema.ts';
 
-export const BIG_TABLES = ['items', 'item_stock_state', 'item_aliases', 'inventory_movements', 'orders'];
+export const BIG_TABLES = ['items', 'item_stock_state', 'item_aliases', 'item_number_suffixes', 'inventory_movements', 'orders'];
 
 /** Records every query a database handle runs, for plansOf. */
 export function queryRecorder() {

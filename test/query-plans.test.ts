@@ -123,7 +123,22 @@ test('every stage of the search function has an index path in the generic plan i
     assert.deepEqual(bitmapsOf(plan).filter((index) => ['items_number_prefix_idx', 'item_aliases_prefix_idx'].includes(index)), []);
     // The look-alikes one typo away are looked up by their variants (migration 0023).
     assert.deepEqual(bitmapsOf(plan).filter((index) => index.endsWith('_typo_idx')).sort(), ['item_aliases_typo_idx', 'items_number_typo_idx']);
+    // The substring stage reads the suffixes of numbers and aliases (migration 0025), not their trigram indexes.
+    assert.ok(JSON.stringify(plan).includes('"Index Name":"item_number_suffixes_idx"'));
   }
+});
+
+test('a q= page sorted by number reads its number matches from the suffix index alone, and only its own items', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
+  // GEN1 is in 11,111 numbers and aliases (GEN1, GEN1x, ..., ALTGEN1...) of the 20,000 generated items.
+  // The statement the list ran is the last recorded (the others are its subqueries, recorded as they were built).
+  const { plan } = (await plansOf('/api/v1/items?q=gen1&per_page=10')).at(-1)!;
+  const nodes = (node: unknown): Record<string, unknown>[] =>
+    [node as Record<string, unknown>, ...((node as { Plans?: unknown[] }).Plans ?? []).flatMap(nodes)];
+  const indexes = nodes(plan).map((n) => `${n['Node Type']} ${n['Index Name'] ?? ''}`.trim()).filter((n) => n.includes('Index'));
+  assert.ok(indexes.includes('Index Only Scan item_number_suffixes_idx'), indexes.join(', '));
+  // Items are read through the description's trigram index and by primary key for the page's rows: not once per match.
+  assert.deepEqual(indexes.filter((n) => / items_/.test(n) && !/items_(description_trgm_idx|pkey)$/.test(n)), [], indexes.join(', '));
+  assert.equal((await call(t.app, 'GET', '/api/v1/items?q=gen1&per_page=10', { key: t.adminKey })).body.meta.total_count, 11_111);
 });
 
 test('the total of a stock filter is read from the maintained counts (migration 0017), not counted over the stock state', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {

@@ -238,6 +238,14 @@ export interface ItemLocationsTable {
   updated_at: Generated<IsoTimestamp>;
 }
 
+export interface ItemNumberSuffixesTable {
+  item_id: string;
+  item_number_normalized: string;
+  manufacturer_id: string;
+  status: string;
+  suffix: string;
+}
+
 export interface ItemsTable {
   average_cost: Numeric | null;
   backorder_control: Generated<boolean>;
@@ -728,6 +736,7 @@ export interface DB {
   inventory_movements: InventoryMovementsTable;
   item_aliases: ItemAliasesTable;
   item_locations: ItemLocationsTable;
+  item_number_suffixes: ItemNumberSuffixesTable;
   item_stock_state: ItemStockStateTable;
   items: ItemsTable;
   list_counts: ListCountsTable;
