@@ -99,7 +99,10 @@ function itemsConditions(eb: ItemsEb, f: ItemFilter): Expression<SqlBool> {
   return eb.and(conditions);
 }
 
-/** Rows of items whose number or one of whose aliases holds `number` (normalized): the suffixes that start with it. */
+/**
+ * The suffixes that start with `number` (normalized): an item whose number or an alias holds it, once for each place
+ * it does.
+ */
 function numberHolders(db: Kysely<DB>, number: string) {
   // Byte-wise, as the index's text_pattern_ops orders: U+10FFFF sorts after any other character.
   return db.selectFrom('item_number_suffixes as x')
