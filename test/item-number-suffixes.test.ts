@@ -4,7 +4,10 @@
 // substring stage (which alias held the query).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { connectPGlite } from '../src/db/connect.ts';
+import { listMigrations, migrate } from '../src/db/migrate.ts';
+import type { DB } from '../src/db/schema.ts';
 import { call, createItem, createManufacturer, onPostgres, startApp, type TestApp } from './helpers.ts';
 
 let t: TestApp;
@@ -21,7 +24,7 @@ after(() => t.close());
  * Rows where the table differs from the suffixes recomputed from items and aliases as they are (either side missing
  * included), as text.
  */
-async function drift(): Promise<string[]> {
+async function drift(db: Kysely<DB> = t.db): Promise<string[]> {
   const { rows } = await sql<{ row: string }>`
     with expected as (
       select distinct substr(t.t, p) suffix, i.id item_id, i.manufacturer_id, i.status::text status, i.item_number_normalized
@@ -32,7 +35,7 @@ async function drift(): Promise<string[]> {
            || case when e.suffix is null then ' (extra)' when s.suffix is null then ' (missing)' else ' (stale)' end as row
       from expected e full join item_number_suffixes s on s.suffix = e.suffix and s.item_id = e.item_id
      where (e.suffix, e.item_id, e.manufacturer_id, e.status, e.item_number_normalized)
-       is distinct from (s.suffix, s.item_id, s.manufacturer_id, s.status, s.item_number_normalized)`.execute(t.db);
+       is distinct from (s.suffix, s.item_id, s.manufacturer_id, s.status, s.item_number_normalized)`.execute(db);
   return rows.map((r) => r.row);
 }
 
@@ -125,6 +128,31 @@ describe('upkeep', () => {
     const statuses = await t.db.selectFrom('item_number_suffixes').select('status').distinct().where('item_id', 'in', items).execute();
     assert.deepEqual(statuses, [{ status: 'discontinued' }]);
   });
+});
+
+test('the migration fills the table from the items and aliases already there', async () => {
+  const database = await connectPGlite(null);
+  try {
+    const { db } = database;
+    // The migrations before the table's, by hand, as migrate() records them; then a catalogue; then migrate().
+    const [earlier, later] = [listMigrations().filter((m) => m.version < '0024'), listMigrations().filter((m) => m.version >= '0024')];
+    await sql`create table schema_migrations (version text primary key, applied_at timestamptz not null default now())`.execute(db);
+    for (const migration of earlier) {
+      await sql.raw(migration.sql).execute(db);
+      await db.insertInto('schema_migrations').values({ version: migration.version }).execute();
+    }
+    await sql`insert into manufacturers (code, name) values ('OLD', 'Old partner')`.execute(db);
+    await sql`insert into items (manufacturer_id, item_number_display, item_number_normalized, description, status)
+      select m.id, 'OLD-' || n, 'OLD' || n, 'Old part ' || n, case when n % 3 = 0 then 'inactive' else 'active' end
+      from manufacturers m, generate_series(1, 30) n`.execute(db);
+    await sql`insert into item_aliases (item_id, manufacturer_id, alias, alias_normalized)
+      select id, manufacturer_id, 'X-' || item_number_normalized, 'X' || item_number_normalized from items where item_number_normalized like '%1'`.execute(db);
+    assert.deepEqual(await migrate(db), later.map((m) => m.version));
+    assert.deepEqual(await drift(db), []);
+    assert.equal((await sql<{ n: number }>`select count(*)::int as n from item_number_suffixes`.execute(db)).rows[0]!.n > 30 * 4, true);
+  } finally {
+    await database.close();
+  }
 });
 
 describe('q= on the item list', () => {

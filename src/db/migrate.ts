@@ -19,13 +19,13 @@ export function listMigrations(): Migration[] {
     .map((name) => ({ version: name.replace(/\.sql$/, ''), sql: readFileSync(new URL(name, MIGRATIONS_DIR), 'utf8') }));
 }
 
-/** Returns the versions it applied. */
 /** Whether the migrations have run here at least once (the business tables exist). */
 export async function isMigrated(db: Kysely<DB>): Promise<boolean> {
   const { rows } = await sql<{ found: string | null }>`select to_regclass('schema_migrations')::text as found`.execute(db);
   return rows[0]!.found !== null;
 }
 
+/** Applies the pending migrations; returns the versions it applied. */
 export async function migrate(db: Kysely<DB>): Promise<string[]> {
   const migrations = listMigrations();
   return db.transaction().execute(async (tx) => {

@@ -14,8 +14,6 @@ create table item_number_suffixes (
   status text not null,
   item_number_normalized text not null
 );
-create unique index item_number_suffixes_idx on item_number_suffixes (suffix text_pattern_ops, item_id)
-  include (manufacturer_id, status, item_number_normalized);
 
 -- The suffixes of a text, itself first.
 create function text_suffixes(t text) returns setof text
@@ -107,3 +105,7 @@ select distinct text_suffixes(t.t), i.id, i.manufacturer_id, i.status, i.item_nu
   from items i
   cross join lateral (select i.item_number_normalized
     union select a.alias_normalized from item_aliases a where a.item_id = i.id) t (t);
+
+-- Built after the rows: one sorted build instead of an insertion per row.
+create unique index item_number_suffixes_idx on item_number_suffixes (suffix text_pattern_ops, item_id)
+  include (manufacturer_id, status, item_number_normalized);
