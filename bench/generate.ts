@@ -272,9 +272,6 @@ const STEPS: (Step | Lanes)[] = [
   ]] },
   // VACUUM as well as ANALYZE: freshly loaded pages have no visibility map, which would slow the first reads.
   ['vacuum analyze', `vacuum (analyze) manufacturers, locations, items, item_stock_state, item_aliases, item_number_suffixes, item_locations, inventory_movements, customers, orders, order_lines`],
-  // A second pass over items: the first one removes the versions the movement step's update left behind, and only a
-  // pass over clean pages marks them all-visible (which index-only counts need).
-  ['vacuum items', `vacuum items`],
   ['drop plan tables', `do $$ declare r record; begin
      for r in select tablename from pg_tables where schemaname = 'public' and tablename like 'bench\\_%' loop
        execute format('drop table %I', r.tablename); end loop; end $$`],
