@@ -129,7 +129,7 @@ test('every stage of the search function has an index path in the generic plan i
 });
 
 test('a q= page sorted by number reads its number matches from the suffix index alone, and only its own items', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
-  // GEN1 is in 11,111 numbers and aliases (GEN1, GEN1x, ..., ALTGEN1...) of the 20,000 generated items.
+  // GEN1 is in the numbers (GEN1, GEN1x, ..., GEN1xxxx) and so the aliases (ALTGEN1...) of 11,111 generated items.
   // The statement the list ran is the last recorded (the others are its subqueries, recorded as they were built).
   const { plan } = (await plansOf('/api/v1/items?q=gen1&per_page=10')).at(-1)!;
   const nodes = (node: unknown): Record<string, unknown>[] =>
