@@ -115,6 +115,35 @@ describe('upkeep', () => {
     assert.deepEqual(await suffixesOf(a), ['9', 'L9', 'QL9', 'SQL9']);
   });
 
+  test('two direct writes of one item that each make its rows again run one after the other', { skip: !onPostgres && 'PostgreSQL only' }, async () => {
+    const id = await createItem(t, north, 'LOCK-77');
+    const alias = await addAlias(id, 'LOCK-OLD-77');
+    // The first holds the item's row, having made its rows again; the second (a removed alias) must wait for it and
+    // then read its rows, not insert the same suffixes beside them (a unique violation without the lock).
+    let updated!: () => void;
+    let release!: () => void;
+    const isUpdated = new Promise<void>((resolve) => { updated = resolve; });
+    const released = new Promise<void>((resolve) => { release = resolve; });
+    const first = t.db.transaction().execute(async (tx) => {
+      await sql`update items set status = 'inactive' where id = ${id}`.execute(tx);
+      updated();
+      await released;
+    });
+    await isUpdated;
+    const second = t.db.transaction().execute(async (tx) => {
+      await sql`delete from item_aliases where id = ${alias}`.execute(tx);
+    });
+    const waiting = async () => (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock'`.execute(t.db)).rows[0]!.n;
+    for (let tries = 0; (await waiting()) === 0 && tries < 100; tries++) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(await waiting(), 1, 'the second write waits for the first');
+    release();
+    await first;
+    await second;
+    assert.deepEqual(await drift(), []);
+    assert.deepEqual(await suffixesOf(id), ['77', '7', 'CK77', 'K77', 'LOCK77', 'OCK77'].sort());
+  });
+
   test('parallel alias adds and removals, with status changes of the same items', { skip: !onPostgres && 'PostgreSQL only' }, async () => {
     const items = await Promise.all([0, 1, 2].map((k) => createItem(t, north, `PAR-${k}00`)));
     const aliases = await Promise.all(items.map((id, k) => addAlias(id, `PAR-${k}01`)));

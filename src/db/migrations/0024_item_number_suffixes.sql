@@ -27,6 +27,10 @@ create function rebuild_item_number_suffixes(item uuid, stale text) returns void
 language plpgsql
 as $$
 begin
+  -- The item's row lock (an update of the item holds it already) puts two rebuilds of one item, or a rebuild and an
+  -- alias insert, one after the other: each statement below then reads what the other committed, and two transactions
+  -- never both insert one item's suffix.
+  perform 1 from items i where i.id = item for no key update;
   delete from item_number_suffixes s
    where s.item_id = item
      and s.suffix = any (array(
@@ -62,8 +66,9 @@ end $$;
 
 create function item_number_suffixes_of_new_aliases() returns trigger language plpgsql as $$
 begin
-  -- The item's row is locked (more strongly than the foreign key check does), so a change of its status or number cannot commit
-  -- between the read here and this insert and leave these rows with the old values: it waits, or this read sees it.
+  -- The item's row is locked (more strongly than the foreign key check does), so a change of its status or number
+  -- cannot commit between the read here and this insert and leave these rows with the old values: it waits, or this
+  -- read sees it.
   insert into item_number_suffixes (suffix, item_id, manufacturer_id, status, item_number_normalized)
   select distinct text_suffixes(x.alias_normalized), x.id, x.manufacturer_id, x.status, x.item_number_normalized
     from (select n.alias_normalized, i.id, i.manufacturer_id, i.status, i.item_number_normalized
