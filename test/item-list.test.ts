@@ -281,6 +281,8 @@ describe('search', () => {
     assert.ok(hit, 'ABC-1243 found for ABC-1234');
     assert.equal(hit.MatchType, 'fuzzy');
     assert.ok(hit.Score > 0.3 && hit.Score < 0.75);
+    // 5 of 11 trigrams, to the six decimals a float4 similarity holds (it came as 0.4545454680919647).
+    assert.equal(hit.Score, 0.454545);
   });
 
   test('look-alikes are the numbers one typo away; only a query without them and without an exact hit gets the wide scan', async () => {

@@ -63,7 +63,8 @@ export async function itemRoutes(app: App, { db, reads }: ModuleDeps) {
       data: hits.map((hit) => ({
         Item: serializeSearchItem(hit),
         ...(hit.alias ? { AliasValue: hit.alias } : {}),
-        Score: hit.score,
+        // pg_trgm's similarity is a float4: 0.6 arrives as 0.6000000238418579. Six decimals is what it holds.
+        Score: Math.round(hit.score * 1e6) / 1e6,
         MatchType: hit.match_type,
       })),
     };
