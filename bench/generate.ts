@@ -149,9 +149,9 @@ const STEPS: (Step | Lanes)[] = [
     cross join lateral (select (array['XR','ALT','OEM','KT','ZN','QP'])[1 + bi.g % 6] || '-'
       || lpad(((bi.g::bigint * 104729) % ${ALIASES.modulus})::text, ${ALIASES.digits}, '0') alias) a
     where bi.g % 10 in (1, 4, 7)`],
-  // Every suffix of every number and alias (migration 0024), as its triggers would have written them: an alias's
-  // suffix that ends the item's number too is the number's row. (An item here has one alias at most; two sharing a
-  // suffix would fail the unique index's build.)
+  // Every suffix of every number and alias (migration 0024), the rows of its view item_number_suffixes_due without
+  // that view's distinct over every row: an alias's suffix that ends the item's number too is the number's row. (An
+  // item here has one alias at most; two sharing a suffix would fail the unique index's build.)
   ['number suffixes', 'truncate item_number_suffixes', ...withoutIndexes('item_number_suffixes', `
     insert into item_number_suffixes (suffix, item_id, manufacturer_id, status, item_number_normalized)
     select text_suffixes(i.item_number_normalized), i.id, i.manufacturer_id, i.status, i.item_number_normalized from items i

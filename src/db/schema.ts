@@ -246,6 +246,14 @@ export interface ItemNumberSuffixesTable {
   suffix: string;
 }
 
+export interface ItemNumberSuffixesDueTable {
+  item_id: string | null;
+  item_number_normalized: string | null;
+  manufacturer_id: string | null;
+  status: string | null;
+  suffix: string | null;
+}
+
 export interface ItemsTable {
   average_cost: Numeric | null;
   backorder_control: Generated<boolean>;
@@ -737,6 +745,7 @@ export interface DB {
   item_aliases: ItemAliasesTable;
   item_locations: ItemLocationsTable;
   item_number_suffixes: ItemNumberSuffixesTable;
+  item_number_suffixes_due: ItemNumberSuffixesDueTable;
   item_stock_state: ItemStockStateTable;
   items: ItemsTable;
   list_counts: ListCountsTable;

@@ -20,6 +20,15 @@ create function text_suffixes(t text) returns setof text
 language sql immutable strict parallel safe
 as $$ select substr(t, p) from generate_series(1, length(t)) p $$;
 
+-- The rows the table holds for items and aliases as they are: what the backfill below copies and a rebuild copies for
+-- one item (a condition on item_id reaches inside the distinct).
+create view item_number_suffixes_due as
+select distinct text_suffixes(t.t) as suffix, i.id as item_id, i.manufacturer_id, i.status::text as status,
+       i.item_number_normalized
+  from items i
+  cross join lateral (select i.item_number_normalized
+    union select a.alias_normalized from item_aliases a where a.item_id = i.id) t (t);
+
 -- An item's rows made again from its number and aliases as they are now (none once it is gone); `stale` is a text it
 -- no longer holds (an old number, a removed alias) whose rows go too. Its rows are found by suffix, so the table needs
 -- no index of its own on item_id.
@@ -34,15 +43,10 @@ begin
   delete from item_number_suffixes s
    where s.item_id = item
      and s.suffix = any (array(
-       select text_suffixes(t.t) from (
-         select stale union select i.item_number_normalized from items i where i.id = item
-         union select a.alias_normalized from item_aliases a where a.item_id = item) t (t)));
+       select text_suffixes(stale) union select d.suffix from item_number_suffixes_due d where d.item_id = item));
   insert into item_number_suffixes (suffix, item_id, manufacturer_id, status, item_number_normalized)
-  select distinct text_suffixes(t.t), i.id, i.manufacturer_id, i.status, i.item_number_normalized
-    from items i
-    cross join lateral (select i.item_number_normalized
-      union select a.alias_normalized from item_aliases a where a.item_id = i.id) t (t)
-   where i.id = item;
+  select d.suffix, d.item_id, d.manufacturer_id, d.status, d.item_number_normalized
+    from item_number_suffixes_due d where d.item_id = item;
 end $$;
 
 create function item_number_suffixes_of_new_items() returns trigger language plpgsql as $$
@@ -106,10 +110,7 @@ create trigger item_aliases_number_suffixes_change after update of alias_normali
   for each row execute function item_number_suffixes_of_changed_alias();
 
 insert into item_number_suffixes (suffix, item_id, manufacturer_id, status, item_number_normalized)
-select distinct text_suffixes(t.t), i.id, i.manufacturer_id, i.status, i.item_number_normalized
-  from items i
-  cross join lateral (select i.item_number_normalized
-    union select a.alias_normalized from item_aliases a where a.item_id = i.id) t (t);
+select suffix, item_id, manufacturer_id, status, item_number_normalized from item_number_suffixes_due;
 
 -- Built after the rows: one sorted build instead of an insertion per row.
 create unique index item_number_suffixes_idx on item_number_suffixes (suffix text_pattern_ops, item_id)
