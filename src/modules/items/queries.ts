@@ -86,9 +86,14 @@ function readsStockState(f: ItemFilter, sort: string): boolean {
   return hasStockCondition(f) || STOCK_SORTS.has(sort);
 }
 
+/** Category, location or uom: filters on columns of items that neither the stock state nor q's matches hold. */
+function filtersItemColumns(f: ItemFilter): boolean {
+  return Boolean(f.category?.length || f.location?.length || f.uom?.length);
+}
+
 /** Filters on columns only items holds. */
 function hasItemsFilter(f: ItemFilter): boolean {
-  return Boolean(f.category?.length || f.location?.length || f.uom?.length || f.q?.trim());
+  return filtersItemColumns(f) || Boolean(f.q?.trim());
 }
 
 function itemsConditions(eb: ItemsEb, f: ItemFilter): Expression<SqlBool> {
@@ -220,7 +225,7 @@ function stockStatePage(db: Kysely<DB>, actor: Actor, f: ItemFilter, sort: strin
 function itemsPage(db: Kysely<DB>, actor: Actor, f: ItemFilter, sort: string, page: Page) {
   const order = sortColumns(sort, 'i');
   // Without a filter or sort on other columns of items, the page is picked from the matches' keys alone.
-  const keysOnly = KEY_SORTS.has(sort) && !(f.category?.length || f.location?.length || f.uom?.length);
+  const keysOnly = KEY_SORTS.has(sort) && !filtersItemColumns(f);
   let query = filteredItems(db, actor, f, keysOnly ? matchKeysAs(db, f.q!.trim()) : itemsAs(db, f))
     .$if(order.some(([column]) => column.startsWith('m.')), (qb) => qb.innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id'))
     .select('i.id as item_id')
