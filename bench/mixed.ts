@@ -39,7 +39,9 @@ export interface MixedRow {
   p99_ms: number;
   /** To the floor measured before the writers started. */
   ratio_to_floor: number | null;
-  /** To the floor measured while the writers run: the targets are held against this one. */
+  /** The floor measured under the writes right before this read (both instances of a read share it). */
+  floor_under_writes_rps: number;
+  /** To that floor: the targets are held against this one. */
   ratio_to_floor_under_writes: number | null;
   cache_hit_rate: number | null;
   errors: number;
@@ -57,7 +59,6 @@ export interface WriterRow {
 }
 
 export interface MixedResult {
-  floor_under_writes: { requests_per_s: number; p50_ms: number; p99_ms: number };
   reads: MixedRow[];
   writers: WriterRow[];
   deliveries: { delivered: number; per_s: number };
@@ -69,7 +70,7 @@ interface Work {
   partner: { id: string; items: string[] };
   reads: MixedRead[];
   floorRps: number | null;
-  /** The floor server's base url: measured again under the writers. */
+  /** The floor server's base url: measured again under the writers, before each read. */
   floor: string;
   /** Runs one read for the measuring duration against the base url (the bench's autocannon driver). */
   measureRead(base: string, read: MixedRead): Promise<ReadFigures>;
@@ -145,16 +146,16 @@ export async function measureMixed(service: string, uncached: string, headers: R
   ];
 
   const reads: MixedRow[] = [];
-  let floorUnderWrites = { requests_per_s: 0, p50_ms: 0, p99_ms: 0 };
   let writerRows: WriterRow[] = [];
   let deliveries = { delivered: 0, per_s: 0 };
   const began = performance.now();
   for (const writer of writers) writer.start();
   try {
-    const floor = await work.measureRead(work.floor, { name: 'floor', paths: ['/floor'], minRatio: null, maxP99Ms: null });
-    floorUnderWrites = { requests_per_s: floor.requests_per_s, p50_ms: floor.p50_ms, p99_ms: floor.p99_ms };
     const ratioTo = (rps: number, floorRps: number | null) => (floorRps ? Math.round((rps / floorRps) * 100) / 100 : null);
     for (const read of work.reads) {
+      // The writers' load is not even over minutes (a receipt's ten passes, a cycle's packing list, the deliveries they
+      // cause), so each read is held against the floor measured just before it rather than one from minutes earlier.
+      const floor = await work.measureRead(work.floor, { name: 'floor', paths: ['/floor'], minRatio: null, maxP99Ms: null });
       for (const [instance, base] of [['read cache', service], ['no read cache', uncached]] as const) {
         const figures = await work.measureRead(base, read);
         const ratio = ratioTo(figures.requests_per_s, floor.requests_per_s || null);
@@ -162,6 +163,7 @@ export async function measureMixed(service: string, uncached: string, headers: R
         reads.push({
           read: read.name, instance, requests_per_s: figures.requests_per_s, p50_ms: figures.p50_ms, p99_ms: figures.p99_ms,
           ratio_to_floor: ratioTo(figures.requests_per_s, work.floorRps),
+          floor_under_writes_rps: floor.requests_per_s,
           ratio_to_floor_under_writes: ratio,
           cache_hit_rate: lookups ? Math.round((figures.cache_hits / lookups) * 100) / 100 : null,
           errors: figures.errors + figures.non_2xx,
@@ -179,22 +181,21 @@ export async function measureMixed(service: string, uncached: string, headers: R
     await close();
     receiver.close();
   }
-  return { floor_under_writes: floorUnderWrites, reads, writers: writerRows, deliveries };
+  return { reads, writers: writerRows, deliveries };
 }
 
 export function printMixed(result: MixedResult): void {
-  const header = ['read', 'instance', 'req/s', 'p50 ms', 'p99 ms', 'x floor', 'x loaded floor', 'hits', 'errors', 'target', ''];
+  const header = ['read', 'instance', 'req/s', 'p50 ms', 'p99 ms', 'x floor', 'loaded floor', 'x loaded floor', 'hits', 'errors', 'target', ''];
   const cells = result.reads.map((r) => [
     r.read, r.instance, String(r.requests_per_s), String(r.p50_ms), String(r.p99_ms), r.ratio_to_floor?.toFixed(2) ?? '-',
-    r.ratio_to_floor_under_writes?.toFixed(2) ?? '-',
+    String(r.floor_under_writes_rps), r.ratio_to_floor_under_writes?.toFixed(2) ?? '-',
     r.cache_hit_rate === null ? '-' : `${Math.round(r.cache_hit_rate * 100)}%`, String(r.errors), r.target || '-',
     r.met === null ? '' : r.met ? 'ok' : 'MISS',
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const line = (c: string[]) => c.map((v, i) => (i < 2 || i >= 9 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
-  const floor = result.floor_under_writes;
-  console.log(`\nmixed load: reads while the writers below run; the floor under the same writes: ${floor.requests_per_s} req/s ` +
-    `(p50 ${floor.p50_ms} ms, p99 ${floor.p99_ms} ms), the targets' reference\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
+  const line = (c: string[]) => c.map((v, i) => (i < 2 || i >= 10 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
+  console.log('\nmixed load: reads while the writers below run; each read against the floor measured under the same writes ' +
+    `just before it (loaded floor, req/s), the targets' reference\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
   for (const c of cells) console.log(line(c));
   console.log('\nwriters                              rate/s  achieved/s  p50 ms  p99 ms  failed');
   for (const w of result.writers) {
