@@ -12,7 +12,7 @@ import type { Actor } from '../src/http/auth.ts';
 import { pageOf } from '../src/http/pagination.ts';
 import { listItems } from '../src/modules/items/queries.ts';
 import { listOrders } from '../src/modules/orders/queries.ts';
-import { call, createItem, createManufacturer, freshDatabase, onPostgres, serverUrl, startApp, type TestApp } from './helpers.ts';
+import { adjust, call, createItem, createLocation, createManufacturer, freshDatabase, onPostgres, serverUrl, startApp, type TestApp } from './helpers.ts';
 
 const { plugin: capture, captured } = queryRecorder();
 
@@ -170,6 +170,19 @@ test('a ledger or report over a date range reads only the months of its range', 
     assert.ok(months.length > 0, `${url} reads the ledger`);
     assert.deepEqual([...new Set(months)].filter((name) => !wanted.has(name)), [], `${url} reads only ${[...wanted]}`);
   }
+});
+
+test('a stock write\'s answer reads its movements from the month they were written in, not from every month', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
+  const item = await createItem(t, partner, 'PLAN-ADJ');
+  const bin = await createLocation(t, 'PLAN-BIN-1');
+  captured.length = 0;
+  const answer = await adjust(t, item, 5, bin);
+  assert.equal(answer.status, 201);
+  const month = `inventory_movements_${answer.body.data.performed_at.slice(0, 4)}_${answer.body.data.performed_at.slice(5, 7)}`;
+  const reads = (await plansOfRecorded(t.db, captured)).filter(({ sql: text }) => /^\s*select/i.test(text) && text.includes('"inventory_movements"'));
+  assert.equal(reads.length, 1, 'the answer reads the movement back once');
+  // By id alone the statement would read every month's partition (here the three back-dated ones and this month's).
+  assert.deepEqual([...new Set(relationsOf(reads[0]!.plan).filter((name) => name.startsWith('inventory_movements_')))], [month]);
 });
 
 test('the first page of a screen\'s list keeps its plan: PostgreSQL stops planning it after its trial runs', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {

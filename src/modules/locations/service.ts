@@ -238,7 +238,7 @@ export async function relocate(db: Kysely<DB>, actor: Actor, id: string, input: 
     qty: input.qty,
     from_location_id: id,
     to_location: await getLocation(db, result.toId),
-    movements: await movementsById(db, result.moves.map((m) => m.id)),
+    movements: await movementsById(db, result.moves.map((m) => m.id), result.moves.map((m) => m.performed_at)),
   };
 }
 
@@ -266,6 +266,6 @@ export async function moveAll(db: Kysely<DB>, actor: Actor, id: string, input: {
     location: await getLocation(db, result.toId),
     moved_items: result.items,
     moved_qty: result.qty,
-    movements: await movementsById(db, result.moves.map((m) => m.id)),
+    movements: await movementsById(db, result.moves.map((m) => m.id), result.moves.map((m) => m.performed_at)),
   };
 }
