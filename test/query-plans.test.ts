@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createQueryId, sql } from 'kysely';
 import { literal, pagedReads, plansOfRecorded, queryRecorder, relationsOf, seqScans } from '../bench/plan-check.ts';
-import { connectPostgres, type Database } from '../src/db/connect.ts';
+import { connectPostgres, PLANNED_EACH_TIME, type Database } from '../src/db/connect.ts';
 import { maintainPartitions } from '../src/db/partitions.ts';
 import type { Actor } from '../src/http/auth.ts';
 import { pageOf } from '../src/http/pagination.ts';
@@ -268,5 +268,17 @@ test('statements without parameters are named (plan kept) up to 1,000 a pool, th
     await sql.raw('select 1 as script_a; select 2 as script_b').execute(single.db);
     const { rows: [scripts] } = await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements where statement like '%script_%'`.execute(single.db);
     assert.equal(scripts!.n, 0);
+  });
+});
+
+test('a statement marked PLANNED_EACH_TIME keeps no plan, with or without parameters, and answers as any other', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
+  await withOneConnection(async (single) => {
+    const { rows } = await sql<{ each_time_a: number }>`select 1 as each_time_a ${PLANNED_EACH_TIME}`.execute(single.db);
+    assert.deepEqual(rows, [{ each_time_a: 1 }]);
+    await sql`select ${2}::int as each_time_b ${PLANNED_EACH_TIME}`.execute(single.db);
+    await sql`select 3 as kept_c`.execute(single.db);
+    const { rows: prepared } = await sql<{ statement: string }>`select statement from pg_prepared_statements
+      where statement like '%each_time_%' or statement like '%kept_c%'`.execute(single.db);
+    assert.deepEqual(prepared.map((row) => row.statement), ['select 3 as kept_c']);
   });
 });

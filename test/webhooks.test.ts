@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
 import Stripe from 'stripe';
+import { emit } from '../src/domain/events.ts';
 import { startDeliveryWorker, type DeliveryWorker } from '../src/workers/webhook-delivery.ts';
 import { waitFor } from './fault-kit.ts';
 import { adjust, call, createItem, createLocation, createManufacturer, expectError, onPostgres, startApp, userWithKey, type TestApp } from './helpers.ts';
@@ -244,6 +246,20 @@ describe('delivery', () => {
     await until(async () => (await deliveriesOf(sub.id))[0]?.status === 'delivered');
     assert.equal(hitsOf('/leased').length, 1);
     assert.equal((await deliveriesOf(sub.id))[0]!.attempts, 2);
+    await api('DELETE', `/webhooks/${sub.id}`);
+  });
+
+  test('a backlog larger than one claim refreshes the queue\'s statistics, so the next claims are planned for its size', { skip: !onPostgres && 'needs PostgreSQL: PGlite keeps no table statistics' }, async () => {
+    const lastAnalyzed = async () => (await sql<{ at: string | null }>`select max(last_analyze)::text as at from pg_stat_user_tables
+      where relname like 'webhook_deliveries_%' and relname <> 'webhook_deliveries_default'`.execute(t.db)).rows[0]!.at;
+    const before = await lastAnalyzed();
+    const sub = await subscribe('/burst', { event_kinds: ['inventory.adjusted'] });
+    // 40 events in one commit: 40 deliveries due at once, more than the 32 one claim takes.
+    await t.db.transaction().execute(async (tx) => {
+      for (let i = 0; i < 40; i++) await emit(tx, 'inventory.adjusted', { item_id: null, n: i });
+    });
+    await until(async () => (await deliveriesOf(sub.id)).filter((r) => r.status === 'delivered').length === 40, 15_000);
+    await until(async () => { const at = await lastAnalyzed(); return at !== null && at !== before; }, 5000, 'the analyze');
     await api('DELETE', `/webhooks/${sub.id}`);
   });
 

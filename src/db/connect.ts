@@ -234,8 +234,16 @@ async function listenOnServer(url: string, connectTimeoutMs: number, channel: st
 }
 
 // Text matching (LIKE, trigram %) is planned anew for each pattern: a plan cached for any value would not know that
-// `like '%x%'` finds twenty rows and would read the whole catalogue instead.
-const PLANNED_PER_VALUE = /\b(i?like)\b|\s%\s/i;
+// `like '%x%'` finds twenty rows and would read the whole catalogue instead. So is a statement marked PLANNED_EACH_TIME.
+const PLANNED_PER_VALUE = /\b(i?like)\b|\s%\s|\/\* planned each time \*\//i;
+
+/**
+ * Written into a statement whose plan must follow the tables' size as it is now: one over a queue that is empty for
+ * hours and then holds thousands of rows. A plan kept per connection would keep what the planner chose for the empty
+ * table (a sequential scan inside a nested loop) until the statistics change, which on a server without autovacuum is
+ * never.
+ */
+export const PLANNED_EACH_TIME = sql.raw('/* planned each time */');
 
 // A statement without parameters is named too: the list pages write their closed-set values in as literals
 // (db/literals.ts) so that their plans are kept. Scripts of several statements (migrations), transaction control and
