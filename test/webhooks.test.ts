@@ -263,6 +263,44 @@ describe('delivery', () => {
     await api('DELETE', `/webhooks/${sub.id}`);
   });
 
+  test('an idle worker probes for due deliveries and claims only after a probe finds one', async () => {
+    // This test's worker alone, with every statement it runs recorded: the suite's worker is stopped until the end.
+    await Promise.all(worker.splice(0).map((w) => w.stop(2000)));
+    const steps: string[] = [];
+    const kinds = new Map<unknown, 'probe' | 'claim'>();
+    const text = (node: { kind: string; sqlFragments?: readonly string[] }) => node.kind === 'RawNode' ? node.sqlFragments!.join('') : '';
+    const spied = t.db.withPlugin({
+      transformQuery: ({ node, queryId }) => {
+        const kind = /select exists \(select 1 from webhook_deliveries/.test(text(node)) ? 'probe' : /with due as/.test(text(node)) ? 'claim' : null;
+        if (kind) kinds.set(queryId, kind);
+        return node;
+      },
+      transformResult: async ({ result, queryId }) => {
+        const kind = kinds.get(queryId);
+        if (kind === 'probe') steps.push((result.rows[0] as { due: boolean }).due ? 'probe: due' : 'probe: none');
+        if (kind === 'claim') steps.push(`claim: ${result.rows.length}`);
+        return result;
+      },
+    });
+    const spy = startDeliveryWorker(spied, t.config, silent, { timeoutMs: 300 });
+    try {
+      await until(() => steps.filter((step) => step === 'probe: none').length >= 3, 5000, 'three idle polls');
+      const sub = await subscribe('/idle', { event_kinds: ['inventory.adjusted'] });
+      await anEvent();
+      await until(async () => (await deliveriesOf(sub.id)).every((r) => r.status === 'delivered') && hitsOf('/idle').length === 1);
+      // Each claim comes first (the worker starts by claiming) or after a claim that found work or a probe that did.
+      steps.forEach((step, i) => {
+        if (step.startsWith('claim') && i > 0) assert.notEqual(steps[i - 1], 'probe: none', steps.join(', '));
+        if (step.startsWith('probe')) assert.ok(i > 0 && ['claim: 0', 'probe: none'].includes(steps[i - 1]!), steps.join(', '));
+      });
+      assert.ok(steps.includes('probe: due') && steps.includes('claim: 1'), steps.join(', '));
+      await api('DELETE', `/webhooks/${sub.id}`);
+    } finally {
+      await spy.stop(2000);
+      worker.push(startDeliveryWorker(t.db, t.config, silent, { timeoutMs: 300 }));
+    }
+  });
+
   test('two workers on one database deliver each of 40 events exactly once', { skip: !onPostgres && 'needs PostgreSQL: PGlite has one connection' }, async () => {
     worker.push(startDeliveryWorker(t.db, t.config, silent, { timeoutMs: 300 }));
     const sub = await subscribe('/twice', { event_kinds: ['inventory.adjusted'] });

@@ -189,6 +189,18 @@ export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secret
     return claimed.rows;
   }
 
+  // An idle worker first asks whether anything is due: a probe of the pending rows' partial index, planned in ~0.5 ms,
+  // where planning the claim over every month of deliveries and events takes ~4 ms. Four polls a second per instance
+  // made that 15 ms of the database's CPU a second while nothing was queued (stop 37). Planned each time for the same
+  // reason as the claim: a plan kept from an empty queue would read every delivered row of a month once it filled.
+  async function anythingDue(): Promise<boolean> {
+    const { rows } = await sql<{ due: boolean }>`
+      select exists (select 1 from webhook_deliveries d
+        where d.status = 'pending' and d.next_attempt_at <= now() and (d.leased_until is null or d.leased_until < now())) as due
+      ${PLANNED_EACH_TIME}`.execute(db);
+    return rows[0]!.due;
+  }
+
   async function deliver(delivery: Claimed): Promise<void> {
     const secret = openSecret(await secretKeyOf(db, config), delivery.secret_sealed);
     const t = Math.floor(Date.now() / 1000);
@@ -274,13 +286,16 @@ export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secret
   }
 
   async function loop() {
+    // The last claim found nothing: the next poll probes before it claims.
+    let idle = false;
     while (!stopped) {
       let claimed = 0;
       const free = CONCURRENT - inFlight.size;
       if (free > 0) {
         try {
-          const due = await claim(free);
+          const due = idle && !(await anythingDue()) ? [] : await claim(free);
           claimed = due.length;
+          idle = claimed === 0;
           for (const delivery of due) send(delivery);
         } catch (error) {
           log.warn({ err: error }, 'webhook worker: claiming deliveries failed; retrying');
