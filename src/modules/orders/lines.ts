@@ -80,13 +80,15 @@ export async function prepareLines(
     }
   });
   const itemIds = [...new Set(requests.map((request) => request.line.item_id))];
-  // Each item with whether an open pick exception blocks it, in one read.
+  // Each item with whether an open pick exception blocks it, in one read. 'open' is a literal, so the plan kept for
+  // the statement can use the open exceptions' partial index: with it as a parameter, PostgreSQL planned the statement
+  // anew on every order (0.3-0.45 ms, pg_stat_statements). The ids are one array: one statement for any line count.
   const items = new Map((await tx
     .selectFrom('items')
     .select(['id', 'manufacturer_id', 'item_number_display', 'description', 'unit_weight', 'selling_uom', 'warehouse_location', 'price_1', 'status'])
     .select((eb) => eb.exists(eb.selectFrom('pick_exceptions as e').select(sql`1`.as('one'))
-      .whereRef('e.item_id', '=', 'items.id').where('e.status', '=', 'open')).as('blocked'))
-    .where('id', 'in', itemIds)
+      .whereRef('e.item_id', '=', 'items.id').where('e.status', '=', sql.lit('open'))).as('blocked'))
+    .where('id', '=', sql<string>`any(${itemIds}::uuid[])`)
     .execute()).map((item) => [item.id, item]));
   // line_count is kept with every line change (refreshTotals): an order entered in this transaction has none to ask for.
   const onOrder = new Map(order.line_count === 0 ? [] : (await tx.selectFrom('order_lines').select(['item_id', 'line_number'])
