@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { sql } from 'kysely';
 import { EVENT_DATA } from '../src/modules/events/schemas.ts';
 import { call, createLocation, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
 import { ok, packedBatch, post, releasedOrder, setUpFloor, startedBatch, stockedItem, type Floor } from './picking-kit.ts';
@@ -102,6 +103,36 @@ describe('the poll stream', () => {
     // The warehouse may acknowledge any event; its ack leaves the partner's stream as it was.
     assert.equal((await ack([theirs])).status, 204);
     assert.equal((await poll('?per_page=1', otherConsignor)).body.data[0].id, theirs);
+  });
+
+  test('totals are the streams\' kept counts: exact through parallel writes and acknowledgements, per kind, and past the last page', async () => {
+    // Every stream and kind: the counts kept in list_counts (migration 0026) against a count of the inbox itself.
+    const kept = async () => (await sql<{ stream: string; kind: string; n: number }>`
+      select manufacturer_id::text as stream, status as kind, sum(n)::int as n from list_counts where list = 'events'
+      group by 1, 2 having sum(n) <> 0 order by 1, 2`.execute(t.db)).rows;
+    const counted = async () => (await sql<{ stream: string; kind: string; n: number }>`
+      select event_stream_key(tenant)::text as stream, kind, count(*)::int as n from event_inbox group by 1, 2 order by 1, 2`.execute(t.db)).rows;
+    const ids = async (key: string) => (await poll('?per_page=100', key)).body.data.map((event: { id: string }) => event.id) as string[];
+
+    await Promise.all(Array.from({ length: 8 }, (_, i) => stockedItem(floor, 3 + i, i % 2 ? floor.partner : floor.otherPartner)));
+    const partnerIds = await ids(consignor);
+    const warehouseIds = await ids(t.adminKey);
+    // Acknowledgements at once: disjoint ones, the same ids twice, and writes beside them.
+    await Promise.all([
+      ack(partnerIds.slice(0, 3), consignor), ack(partnerIds.slice(0, 3), consignor), ack(partnerIds.slice(3, 6), consignor),
+      ack(warehouseIds.slice(0, 5)), ack(warehouseIds.slice(2, 7)),
+      stockedItem(floor, 4), stockedItem(floor, 4, floor.otherPartner),
+    ]);
+    assert.deepEqual(await kept(), await counted());
+
+    for (const [key, tenant] of [[t.adminKey, 'warehouse'], [consignor, floor.partner], [otherConsignor, floor.otherPartner]] as const) {
+      const all = await t.db.selectFrom('event_inbox').select(['kind']).where('tenant', '=', tenant).execute();
+      assert.equal((await poll('?per_page=1', key)).body.meta.total_count, all.length, tenant);
+      const adjusted = all.filter((row) => row.kind === 'inventory.adjusted').length;
+      assert.equal((await poll('?per_page=1&kind=inventory.adjusted', key)).body.meta.total_count, adjusted, `${tenant}, one kind`);
+      const past = (await poll('?per_page=1&page=100000', key)).body;
+      assert.deepEqual([past.data, past.meta.total_count], [[], all.length], `${tenant}, past the last page`);
+    }
   });
 
   test('bad input is 400; the stream needs webhooks.manage', async () => {

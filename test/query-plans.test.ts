@@ -157,6 +157,43 @@ test('the total of a stock filter is read from the maintained counts (migration 
   assert.ok(rows[0]!.n > 1000, 'the generated catalogue has many items below their reorder level');
 });
 
+test('the event poll\'s total is read from the kept counts (migration 0026) with its page, and the page from the inbox\'s index', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
+  // 20,000 unacknowledged events in the warehouse's stream: a stream nobody polls.
+  await sql`with e as (insert into outbox_events (kind, data) select 'webhook.ping', jsonb_build_object('subscription_id', gen_random_uuid(), 'message', 'ping ' || g) from generate_series(1, 20000) g
+    returning seq, kind) insert into event_inbox (tenant, event_seq, kind) select 'warehouse', seq, kind from e`.execute(t.db);
+  await sql`analyze outbox_events, event_inbox`.execute(t.db);
+  captured.length = 0;
+  const answer = await call(t.app, 'GET', '/api/v1/shipments/events?per_page=5', { key: t.adminKey });
+  assert.equal(answer.status, 200);
+  const compiled = captured.map((node) => t.db.getExecutor().compileQuery(node, createQueryId()))
+    .filter((q) => q.sql.includes('list_counts'));
+  assert.ok(!compiled.some((q) => /count\(\*\)/i.test(q.sql)), 'nothing is counted');
+  // One round trip: the page's statement (its events joined to the inbox's page) carries the total.
+  assert.equal(compiled.length, 1, compiled.map((q) => q.sql).join('\n'));
+  assert.match(compiled[0]!.sql, /from \(select "i"."event_seq" from "event_inbox" as "i" .*\) as "p" inner join "outbox_events"/);
+  assert.match(compiled[0]!.sql, /\(select coalesce\(sum\(n\), 0\)::int from list_counts where .*\) as "total_count"/);
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from event_inbox where tenant = 'warehouse'`.execute(t.db);
+  assert.equal(answer.body.meta.total_count, rows[0]!.n);
+  assert.ok(rows[0]!.n >= 20_000);
+  const plan = await t.db.connection().execute(async (connection) => {
+    const explained = await sql.raw<{ 'QUERY PLAN': [{ Plan: unknown }] }>(`explain (format json) ${compiled[0]!.sql.replace(/\$(\d+)/g,
+      (_, n: string) => literal(compiled[0]!.parameters[Number(n) - 1]))}`).execute(connection);
+    return explained.rows[0]!['QUERY PLAN'][0].Plan;
+  });
+  const scans: { type: string; relation: string }[] = [];
+  const walk = (node: Record<string, unknown>) => {
+    if (typeof node['Relation Name'] === 'string') scans.push({ type: node['Node Type'] as string, relation: node['Relation Name'] });
+    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+  };
+  walk(plan as Record<string, unknown>);
+  assert.deepEqual(scans.filter((s) => s.relation === 'event_inbox').map((s) => s.type), ['Index Scan'], JSON.stringify(scans));
+  // Months without events may be read whole (nothing to read); the month holding them only by its index.
+  for (const scan of scans.filter((s) => s.type === 'Seq Scan')) {
+    const { rows: [held] } = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(scan.relation)}`.execute(t.db);
+    assert.equal(held!.n, 0, `${scan.relation} read whole`);
+  }
+});
+
 test('a ledger or report over a date range reads only the months of its range', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
   // The generated movements are 60, 120 and 180 days old: a range around the 120-day ones lies in one or two months.
   const day = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);

@@ -7,10 +7,10 @@ import { inLiterals } from './literals.ts';
 import type { DB } from './schema.ts';
 
 export interface CountedList {
-  list: 'orders' | 'items' | 'movements';
-  /** One partner's rows; all partners' when absent. */
+  list: 'orders' | 'items' | 'movements' | 'events';
+  /** One partner's rows; all partners' when absent (events: the stream's key, eventStreamKey). */
   manufacturerId?: string;
-  /** Any of these statuses (movements: types); every status when absent or empty. */
+  /** Any of these statuses (movements: types; events: kinds); every status when absent or empty. */
   statuses?: readonly string[];
   /** items: rows with any of these stock-flag bits (item_stock_flags); every row when absent or 0. */
   anyFlags?: number;

@@ -2,6 +2,7 @@
 // tenant is its partner (it sees that partner's events); a key without a scope is the warehouse's (every event).
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
+import { countedTotalExpression, totalOf } from '../../db/list-counts.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { invalidRequest } from '../../domain/errors.ts';
 import { WAREHOUSE_TENANT, type EventKind } from '../../domain/events.ts';
@@ -10,19 +11,30 @@ import { onePage, type Page } from '../../http/pagination.ts';
 
 const tenantOf = (actor: Actor) => actor.manufacturerId ?? WAREHOUSE_TENANT;
 
-/** The tenant's unacknowledged events, oldest first, with their exact count: both read only the tenant's inbox. */
+/** The stream's key in the kept counts (migration 0026, event_stream_key): the partner, or the nil uuid for the warehouse. */
+const WAREHOUSE_STREAM_KEY = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * The tenant's unacknowledged events, oldest first, with their exact total, in one statement: the page of the inbox
+ * first (its index gives it in order), then its events, so the join never sees more than the page; the total is the
+ * stream's kept count (list_counts), not a count of every event it holds. A page past the last has no row to carry the
+ * total: read on its own.
+ */
 export async function pollEvents(db: Kysely<DB>, actor: Actor, filter: { kind?: EventKind }, page: Page) {
   let inbox = db.selectFrom('event_inbox as i').where('i.tenant', '=', tenantOf(actor));
   if (filter.kind) inbox = inbox.where('i.kind', '=', filter.kind);
-  // The page of the inbox first (its index gives it in order), then its events: the join never sees more than the page.
+  const total = countedTotalExpression({
+    list: 'events', manufacturerId: actor.manufacturerId ?? WAREHOUSE_STREAM_KEY, statuses: filter.kind ? [filter.kind] : undefined,
+  });
   const pageOfInbox = inbox.select('i.event_seq').orderBy('i.event_seq').$call(onePage(page));
-  const [rows, total] = await Promise.all([
-    db.selectFrom(pageOfInbox.as('p')).innerJoin('outbox_events as e', 'e.seq', 'p.event_seq')
-      .select(['e.id', 'e.kind', 'e.occurred_at', 'e.manufacturer_id', 'e.data'])
-      .orderBy('p.event_seq').execute(),
-    inbox.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows: rows.map((row) => ({ ...row, kind: row.kind as EventKind, data: row.data as Record<string, unknown> })), total: Number(total.n) };
+  const rows = await db.selectFrom(pageOfInbox.as('p')).innerJoin('outbox_events as e', 'e.seq', 'p.event_seq')
+    .select(['e.id', 'e.kind', 'e.occurred_at', 'e.manufacturer_id', 'e.data'])
+    .select(sql<number>`${total}`.as('total_count'))
+    .orderBy('p.event_seq').execute();
+  return {
+    rows: rows.map(({ total_count: _, ...row }) => ({ ...row, kind: row.kind as EventKind, data: row.data as Record<string, unknown> })),
+    total: rows.length > 0 ? rows[0]!.total_count : page.offset === 0 ? 0 : await totalOf(db, total),
+  };
 }
 
 /**
