@@ -38,15 +38,36 @@ export function seqScans(plan: unknown): string[] {
   return found;
 }
 
-/** Every relation a plan reads. */
-export function relationsOf(plan: unknown): string[] {
-  const found: string[] = [];
+/** Every scan of a relation in a plan: its node type (Seq Scan, Index Scan, ...) and the relation. */
+export function scansOf(plan: unknown): { type: string; relation: string }[] {
+  const found: { type: string; relation: string }[] = [];
   const walk = (node: Record<string, unknown>) => {
-    if (typeof node['Relation Name'] === 'string') found.push(node['Relation Name']);
+    if (typeof node['Relation Name'] === 'string') found.push({ type: node['Node Type'] as string, relation: node['Relation Name'] });
     for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
   };
   walk(plan as Record<string, unknown>);
   return found;
+}
+
+/** Every relation a plan reads. */
+export function relationsOf(plan: unknown): string[] {
+  return scansOf(plan).map((scan) => scan.relation);
+}
+
+/** The plan of a compiled query, prepared and explained with the values it ran with. */
+export function planOf(db: Kysely<DB>, query: { sql: string; parameters: readonly unknown[] }): Promise<unknown> {
+  return db.connection().execute(async (connection) => {
+    await sql.raw(`prepare plan_probe as ${query.sql}`).execute(connection);
+    try {
+      const values = query.parameters.map(literal);
+      const result = await sql.raw<{ 'QUERY PLAN': [{ Plan: unknown }] }>(
+        `explain (format json) execute plan_probe${values.length ? `(${values.join(', ')})` : ''}`,
+      ).execute(connection);
+      return result.rows[0]!['QUERY PLAN'][0].Plan;
+    } finally {
+      await sql.raw('deallocate plan_probe').execute(connection);
+    }
+  });
 }
 
 /** The plans of the recorded queries on the big tables, each prepared and explained with the values it ran with. */
@@ -54,21 +75,7 @@ export async function plansOfRecorded(db: Kysely<DB>, nodes: readonly RootOperat
   const queries = nodes.map((node) => db.getExecutor().compileQuery(node, createQueryId()))
     .filter((q) => /^\s*\(?\s*(select|with)/i.test(q.sql) && BIG_TABLES.some((table) => q.sql.includes(`"${table}"`) || q.sql.includes(` ${table} `)));
   const plans: { sql: string; plan: unknown }[] = [];
-  for (const query of queries) {
-    const plan = await db.connection().execute(async (connection) => {
-      await sql.raw(`prepare plan_probe as ${query.sql}`).execute(connection);
-      try {
-        const values = query.parameters.map(literal);
-        const result = await sql.raw<{ 'QUERY PLAN': [{ Plan: unknown }] }>(
-          `explain (format json) execute plan_probe${values.length ? `(${values.join(', ')})` : ''}`,
-        ).execute(connection);
-        return result.rows[0]!['QUERY PLAN'][0].Plan;
-      } finally {
-        await sql.raw('deallocate plan_probe').execute(connection);
-      }
-    });
-    plans.push({ sql: query.sql, plan });
-  }
+  for (const query of queries) plans.push({ sql: query.sql, plan: await planOf(db, query) });
   return plans;
 }
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createQueryId, sql } from 'kysely';
-import { literal, pagedReads, plansOfRecorded, queryRecorder, relationsOf, seqScans } from '../bench/plan-check.ts';
+import { literal, pagedReads, planOf, plansOfRecorded, queryRecorder, relationsOf, scansOf, seqScans } from '../bench/plan-check.ts';
 import { connectPostgres, PLANNED_EACH_TIME, type Database } from '../src/db/connect.ts';
 import { maintainPartitions } from '../src/db/partitions.ts';
 import type { Actor } from '../src/http/auth.ts';
@@ -175,17 +175,7 @@ test('the event poll\'s total is read from the kept counts (migration 0026) with
   const { rows } = await sql<{ n: number }>`select count(*)::int as n from event_inbox where tenant = 'warehouse'`.execute(t.db);
   assert.equal(answer.body.meta.total_count, rows[0]!.n);
   assert.ok(rows[0]!.n >= 20_000);
-  const plan = await t.db.connection().execute(async (connection) => {
-    const explained = await sql.raw<{ 'QUERY PLAN': [{ Plan: unknown }] }>(`explain (format json) ${compiled[0]!.sql.replace(/\$(\d+)/g,
-      (_, n: string) => literal(compiled[0]!.parameters[Number(n) - 1]))}`).execute(connection);
-    return explained.rows[0]!['QUERY PLAN'][0].Plan;
-  });
-  const scans: { type: string; relation: string }[] = [];
-  const walk = (node: Record<string, unknown>) => {
-    if (typeof node['Relation Name'] === 'string') scans.push({ type: node['Node Type'] as string, relation: node['Relation Name'] });
-    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
-  };
-  walk(plan as Record<string, unknown>);
+  const scans = scansOf(await planOf(t.db, compiled[0]!));
   assert.deepEqual(scans.filter((s) => s.relation === 'event_inbox').map((s) => s.type), ['Index Scan'], JSON.stringify(scans));
   // Months without events may be read whole (nothing to read); the month holding them only by its index.
   for (const scan of scans.filter((s) => s.type === 'Seq Scan')) {

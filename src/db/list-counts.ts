@@ -8,8 +8,8 @@ import type { DB } from './schema.ts';
 
 export interface CountedList {
   list: 'orders' | 'items' | 'movements' | 'events';
-  /** One partner's rows; all partners' when absent (events: the stream's partner, or the nil uuid for the warehouse's). */
-  manufacturerId?: string;
+  /** One partner's rows; all partners' when absent (events: the stream's key, `event_stream_key(tenant)`). */
+  manufacturerId?: string | RawBuilder<string>;
   /** Any of these statuses (movements: types; events: kinds); every status when absent or empty. */
   statuses?: readonly string[];
   /** items: rows with any of these stock-flag bits (item_stock_flags); every row when absent or 0. */

@@ -27,6 +27,8 @@ const CONCURRENT = 32;
 const IDLE_POLL_MS = 250;
 // How often at most a worker that finds a backlog refreshes the queue's statistics (see refreshStatistics).
 const STATISTICS_REFRESH_MS = 30_000;
+/** A delivery `d` that may be sent now: pending, its time come, and no worker's lease on it. */
+const DUE = sql`d.status = 'pending' and d.next_attempt_at <= now() and (d.leased_until is null or d.leased_until < now())`;
 export const DELIVERY_LOG_DAYS = 30;
 
 interface Claimed {
@@ -164,15 +166,15 @@ export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secret
   let wakeUp: (() => void) | null = null;
   const inFlight = new Set<string>();
 
-  // Planned on every poll (1.6 ms over the partitioned deliveries and events, the run a fraction of that): a plan kept
-  // per connection is the plan for the queue as it first saw it, and one made for an empty queue took 21 s a claim
+  // Planned on every poll (1.6-4 ms over the partitioned deliveries and events, the run a fraction of that): a plan
+  // kept per connection is the plan for the queue as it first saw it, and one made for an empty queue took 21 s a claim
   // after a burst of 10,000 deliveries (decisions, "Plans kept for first pages"; statistics: refreshStatistics).
   async function claim(limit: number): Promise<Claimed[]> {
     const claimed = await sql<Claimed>`
       with due as (
         select d.id from webhook_deliveries d
         join webhook_subscriptions s on s.id = d.subscription_id and s.is_active
-        where d.status = 'pending' and d.next_attempt_at <= now() and (d.leased_until is null or d.leased_until < now())
+        where ${DUE}
           and not exists (select 1 from webhook_deliveries p where p.subscription_id = d.subscription_id and p.order_id = d.order_id
             and p.status = 'pending' and p.event_seq < d.event_seq)
         order by d.next_attempt_at, d.event_seq
@@ -189,14 +191,12 @@ export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secret
     return claimed.rows;
   }
 
-  // An idle worker first asks whether anything is due: a probe of the pending rows' partial index, planned in ~0.5 ms,
-  // where planning the claim over every month of deliveries and events takes ~4 ms. Four polls a second per instance
-  // made that 15 ms of the database's CPU a second while nothing was queued (stop 37). Planned each time for the same
-  // reason as the claim: a plan kept from an empty queue would read every delivered row of a month once it filled.
+  // An idle worker first asks whether anything is due: a probe of the pending rows' partial index, planned in ~0.5 ms
+  // instead of the claim's planning, four times a second per instance while nothing is queued (decisions). Planned
+  // each time for the claim's reason: a plan kept from an empty queue would read every delivered row once it filled.
   async function anythingDue(): Promise<boolean> {
     const { rows } = await sql<{ due: boolean }>`
-      select exists (select 1 from webhook_deliveries d
-        where d.status = 'pending' and d.next_attempt_at <= now() and (d.leased_until is null or d.leased_until < now())) as due
+      select exists (select 1 from webhook_deliveries d where ${DUE}) as due
       ${PLANNED_EACH_TIME}`.execute(db);
     return rows[0]!.due;
   }
@@ -302,8 +302,9 @@ export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secret
         }
       }
       // Claim again at once while there was more than was free; else wait for a free slot, a wake or the next poll.
-      if (claimed > 0 && claimed === free) await refreshStatistics();
-      if (stopped || (claimed > 0 && claimed === free)) continue;
+      const backlog = claimed > 0 && claimed === free;
+      if (backlog) await refreshStatistics();
+      if (stopped || backlog) continue;
       await new Promise<void>((resolve) => {
         wakeUp = resolve;
         slotFreed = free > 0 ? null : resolve;

@@ -11,9 +11,6 @@ import { onePage, type Page } from '../../http/pagination.ts';
 
 const tenantOf = (actor: Actor) => actor.manufacturerId ?? WAREHOUSE_TENANT;
 
-/** The stream's key in the kept counts (migration 0026, event_stream_key): the partner, or the nil uuid for the warehouse. */
-const WAREHOUSE_STREAM_KEY = '00000000-0000-0000-0000-000000000000';
-
 /**
  * The tenant's unacknowledged events, oldest first, with their exact total, in one statement: the page of the inbox
  * first (its index gives it in order), then its events, so the join never sees more than the page; the total is the
@@ -24,7 +21,7 @@ export async function pollEvents(db: Kysely<DB>, actor: Actor, filter: { kind?: 
   let inbox = db.selectFrom('event_inbox as i').where('i.tenant', '=', tenantOf(actor));
   if (filter.kind) inbox = inbox.where('i.kind', '=', filter.kind);
   const total = countedTotalExpression({
-    list: 'events', manufacturerId: actor.manufacturerId ?? WAREHOUSE_STREAM_KEY, statuses: filter.kind ? [filter.kind] : undefined,
+    list: 'events', manufacturerId: sql<string>`event_stream_key(${tenantOf(actor)})`, statuses: filter.kind ? [filter.kind] : undefined,
   });
   const pageOfInbox = inbox.select('i.event_seq').orderBy('i.event_seq').$call(onePage(page));
   const rows = await db.selectFrom(pageOfInbox.as('p')).innerJoin('outbox_events as e', 'e.seq', 'p.event_seq')
