@@ -8,7 +8,7 @@ import { transferStock, type MovementRow } from '../../domain/stock.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { ApiError, forbidden, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
 import { onePage, type Page } from '../../http/pagination.ts';
-import { movementsById } from '../inventory/service.ts';
+import { movementAnswer } from '../inventory/service.ts';
 import type { LOCATION_TYPES } from './schemas.ts';
 
 type LocationType = (typeof LOCATION_TYPES)[number];
@@ -238,7 +238,7 @@ export async function relocate(db: Kysely<DB>, actor: Actor, id: string, input: 
     qty: input.qty,
     from_location_id: id,
     to_location: await getLocation(db, result.toId),
-    movements: await movementsById(db, result.moves.map((m) => m.id), result.moves.map((m) => m.performed_at)),
+    movements: result.moves.map(movementAnswer),
   };
 }
 
@@ -266,6 +266,6 @@ export async function moveAll(db: Kysely<DB>, actor: Actor, id: string, input: {
     location: await getLocation(db, result.toId),
     moved_items: result.items,
     moved_qty: result.qty,
-    movements: await movementsById(db, result.moves.map((m) => m.id), result.moves.map((m) => m.performed_at)),
+    movements: result.moves.map(movementAnswer),
   };
 }
