@@ -88,6 +88,12 @@ describe('entering an order', () => {
     assert.equal(lines[1].unit_price, 10, 'price defaults to the item price');
     assert.equal('item_qty_available' in lines[0], false);
     assert.equal('direct_notified_at' in lines[0], false);
+    // The answer is the order as stored (its lines come from the insert, not a read): what its detail shows, less the
+    // detail-only keys and the entry-time defaults the spec gives a create response's lines.
+    const detail = (await call(t.app, 'GET', `/api/v1/orders/${order.id}`, { key: t.adminKey })).body.data;
+    assert.deepEqual(order, detail.order);
+    const core = ({ additional_description: _a, qty_backordered: _b, price_override: _c, item_qty_available: _d, ...rest }: Record<string, unknown>) => rest;
+    assert.deepEqual(lines.map(core), detail.lines.map(core));
 
     assert.deepEqual(await stockOf(a), { qty_on_hand: 10, qty_committed: 3, qty_available: 7 });
     assert.deepEqual(await stockOf(b), { qty_on_hand: 5, qty_committed: 2, qty_available: 3 });

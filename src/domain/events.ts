@@ -25,13 +25,16 @@ export type EventKind = (typeof EVENT_KINDS)[number];
 /** The poll stream's tenant of keys without a partner scope: they see every event. */
 export const WAREHOUSE_TENANT = 'warehouse';
 
+/** The event statement's answer unless the caller asks for another: the event as written. */
+const EVENT = sql<OutboxEvent>`select id, kind, occurred_at, manufacturer_id, data from event`;
+
 /**
  * Writes the event, puts it in the poll stream's inbox of the warehouse and, when it belongs to a partner, of that
  * partner, and queues a delivery for every active webhook subscription of those tenants that names its kind: one
  * statement, in the caller's transaction, so no event is delivered that did not happen and none is missed.
  */
-export function emit(tx: Transaction<DB>, kind: EventKind, data: Record<string, unknown>, manufacturerId: string | null = null): Promise<OutboxEvent> {
-  return writeEvent(tx, kind, data, manufacturerId, null);
+export async function emit(tx: Transaction<DB>, kind: EventKind, data: Record<string, unknown>, manufacturerId: string | null = null): Promise<OutboxEvent> {
+  return (await writeEvent(tx, kind, data, manufacturerId, null, EVENT))[0]!;
 }
 
 /**
@@ -41,16 +44,34 @@ export function emit(tx: Transaction<DB>, kind: EventKind, data: Record<string, 
  * (insert ...)`, comma separated) of the change itself. They all see the database as the statement began, so none may
  * depend on another's effect (a clause may read another's RETURNING by its name).
  */
-export function recordAndEmit(
+export async function recordAndEmit(
   tx: Transaction<DB>, author: Author, entry: HistoryEntry, kind: EventKind, data: Record<string, unknown>,
   more: { before?: HistoryEntry[]; after?: HistoryEntry[]; writes?: RawBuilder<unknown> } = {},
 ): Promise<OutboxEvent> {
-  const history = sql`also as (${historyInsert(author, [...(more.before ?? []), entry, ...(more.after ?? [])])})`;
-  return writeEvent(tx, kind, data, entry.manufacturerId ?? null, more.writes ? sql`${more.writes}, ${history}` : history);
+  return (await writeEvent(tx, kind, data, entry.manufacturerId ?? null, withHistory(author, entry, more), EVENT))[0]!;
 }
 
-async function writeEvent(tx: Transaction<DB>, kind: EventKind, data: Record<string, unknown>, manufacturerId: string | null, writes: RawBuilder<unknown> | null) {
-  const written = await sql<OutboxEvent>`
+/**
+ * recordAndEmit whose statement answers with the rows of `answer`, a select over the names of `writes`, instead of
+ * the event: what the writes made comes back without a read of its own (order entry's lines).
+ */
+export function recordAndEmitAnswering<Row>(
+  tx: Transaction<DB>, author: Author, entry: HistoryEntry, kind: EventKind, data: Record<string, unknown>,
+  more: { before?: HistoryEntry[]; after?: HistoryEntry[]; writes: RawBuilder<unknown>; answer: RawBuilder<Row> },
+): Promise<Row[]> {
+  return writeEvent(tx, kind, data, entry.manufacturerId ?? null, withHistory(author, entry, more), more.answer);
+}
+
+function withHistory(author: Author, entry: HistoryEntry, more: { before?: HistoryEntry[]; after?: HistoryEntry[]; writes?: RawBuilder<unknown> }) {
+  const history = sql`also as (${historyInsert(author, [...(more.before ?? []), entry, ...(more.after ?? [])])})`;
+  return more.writes ? sql`${more.writes}, ${history}` : history;
+}
+
+async function writeEvent<Row>(
+  tx: Transaction<DB>, kind: EventKind, data: Record<string, unknown>, manufacturerId: string | null, writes: RawBuilder<unknown> | null,
+  answer: RawBuilder<Row>,
+): Promise<Row[]> {
+  const written = await sql<Row>`
     with ${writes ? sql`${writes}, ` : sql``}event as (
       insert into outbox_events (kind, manufacturer_id, data) values (${kind}, ${manufacturerId}, ${JSON.stringify(data)})
       returning id, seq, kind, occurred_at, manufacturer_id, data
@@ -64,6 +85,6 @@ async function writeEvent(tx: Transaction<DB>, kind: EventKind, data: Record<str
       join webhook_subscriptions s on s.is_active and (s.manufacturer_id is null or s.manufacturer_id = e.manufacturer_id)
         and (s.event_kinds @> array['*'] or s.event_kinds @> array[e.kind])
     )
-    select id, kind, occurred_at, manufacturer_id, data from event`.execute(tx);
-  return written.rows[0]!;
+    ${answer}`.execute(tx);
+  return written.rows;
 }

@@ -6,6 +6,7 @@ import type { DB } from '../../db/schema.ts';
 import { commitStock, releaseCommitment, type Commitment } from '../../domain/stock.ts';
 import { ApiError, invalidRequest } from '../../domain/errors.ts';
 import { MAX_UNIT_PRICE } from './schemas.ts';
+import type { LineRow } from './serialize.ts';
 
 export interface LineRequest {
   item_id: string;
@@ -172,9 +173,13 @@ export async function refreshTotals(tx: Transaction<DB>, orderId: string): Promi
 
 /**
  * The WITH clauses that insert an order's first lines and set its totals from them (order entry: the order has no
- * other lines), for a statement that writes the rest of the entry too (recordAndEmit's `writes`).
+ * other lines), for a statement that writes the rest of the entry too (recordAndEmitAnswering's `writes`), and the
+ * select that answers with the lines as inserted (its `answer`).
  */
-export function insertLinesWithTotals(tx: Transaction<DB>, orderId: string, lines: InsertObject<DB, 'order_lines'>[]): RawBuilder<unknown> {
-  const inserted = tx.insertInto('order_lines').values(lines).returning(['qty_ordered', 'unit_weight', 'extended_price']);
-  return sql`entered_lines as (${inserted}), entered_totals as (${setTotals(orderId, sql`entered_lines l`)})`;
+export function insertLinesWithTotals(tx: Transaction<DB>, orderId: string, lines: InsertObject<DB, 'order_lines'>[]) {
+  const inserted = tx.insertInto('order_lines').values(lines).returningAll();
+  return {
+    writes: sql`entered_lines as (${inserted}), entered_totals as (${setTotals(orderId, sql`entered_lines l`)})`,
+    answer: sql<LineRow>`select * from entered_lines order by line_number`,
+  };
 }

@@ -8,7 +8,7 @@ import {
   displaySubstatusOf, documentsOf, lifecycleOf, linesWithAvailability, openBlocksOf, orderWithJoins, pickBatchesOf,
 } from './queries.ts';
 import { INCLUDES } from './schemas.ts';
-import { serializeCreatedLine, serializeLine, serializeOrder, type OrderRow } from './serialize.ts';
+import { serializeLine, serializeOrder, type OrderRow, type serializeCreatedLine } from './serialize.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
 type Include = (typeof INCLUDES)[number];
@@ -28,14 +28,14 @@ export function orderEvent(order: OrderRow) {
 
 export type OrderResponse = Awaited<ReturnType<typeof readOrder>>;
 
-/** The order and its lines: partial lines on the create response, detail lines (with availability) otherwise. */
-export async function readOrder(db: Executor, actor: Actor, id: string, view: 'create' | 'detail') {
+/** Order entry's answer: the order, and its lines as entered (partial, as the spec says). */
+export type CreatedOrderResponse = { order: OrderResponse['order']; lines: ReturnType<typeof serializeCreatedLine>[] };
+
+/** The order and its detail lines (with the item's availability). */
+export async function readOrder(db: Executor, actor: Actor, id: string) {
   const order = await orderWithJoins(db, actor, id);
   const lines = await linesWithAvailability(db, id);
-  return {
-    order: serializeOrder(order, 'detail'),
-    lines: lines.map((line) => (view === 'create' ? serializeCreatedLine(line) : serializeLine(line))),
-  };
+  return { order: serializeOrder(order, 'detail'), lines: lines.map(serializeLine) };
 }
 
 /** include values, as a comma list or repeated; an unknown one is 400. */

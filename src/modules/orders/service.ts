@@ -4,15 +4,15 @@ import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type { OrderStatus, Priority } from '../../db/column-types.ts';
 import type { DB, OrdersTable } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
-import { emit, recordAndEmit } from '../../domain/events.ts';
+import { emit, recordAndEmit, recordAndEmitAnswering } from '../../domain/events.ts';
 import { recordHistories, recordHistory, type HistoryEntry } from '../../domain/history.ts';
 import { forbidden, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
 import type { Actor } from '../../http/auth.ts';
 import { insertLinesWithTotals, prepareLines, refreshTotals, releaseLines, type LineRequest } from './lines.ts';
 import { followDirectShipments } from './direct-ship.ts';
-import { lockOrder } from './queries.ts';
-import { orderEvent, readOrder, type OrderResponse } from './read.ts';
-import type { OrderRow } from './serialize.ts';
+import { lockOrder, orderWithJoins } from './queries.ts';
+import { orderEvent, readOrder, type CreatedOrderResponse, type OrderResponse } from './read.ts';
+import { serializeCreatedLine, serializeOrder, type OrderRow } from './serialize.ts';
 
 /** Statuses whose header may change: before the order ships. */
 const OPEN: OrderStatus[] = ['entered', 'selected', 'released', 'partial'];
@@ -124,7 +124,7 @@ async function setPriority(tx: Transaction<DB>, actor: Actor, order: OrderRow, p
   await recordHistory(tx, actor, priorityEntry(order, priority));
 }
 
-export async function createOrder(db: Kysely<DB>, actor: Actor, input: NewOrder): Promise<OrderResponse> {
+export async function createOrder(db: Kysely<DB>, actor: Actor, input: NewOrder): Promise<CreatedOrderResponse> {
   if (actor.manufacturerId && actor.manufacturerId !== input.manufacturer_id) throw forbidden('a partner-scoped key enters orders only for its own supply partner');
   return inTransaction(db, async (tx) => {
     // The customer with the partner's id, in one read; without a customer, the partner is looked for on its own, so
@@ -161,13 +161,14 @@ export async function createOrder(db: Kysely<DB>, actor: Actor, input: NewOrder)
       .executeTakeFirstOrThrow();
 
     const lines = await prepareLines(tx, order, input.lines.map((line, index) => ({ line, index, lineNumber: index + 1 })));
-    // The lines, the order's totals, the entry's and the priority's audit records and the event: one statement.
+    // The lines, the order's totals, the entry's and the priority's audit records and the event: one statement, which
+    // answers with the lines as inserted (the answer's lines, without a read of their own).
     const priority = input.priority ?? 'normal';
-    await recordAndEmit(tx, actor,
+    const entered = await recordAndEmitAnswering(tx, actor,
       { entityType: 'order', entityId: order.id, action: 'created', manufacturerId: order.manufacturer_id, after: { order_number: order.order_number, lines: input.lines.length } },
-      'order.created', orderEvent(order), { after: [priorityEntry(order, priority)], writes: insertLinesWithTotals(tx, order.id, lines) });
+      'order.created', orderEvent(order), { after: [priorityEntry(order, priority)], ...insertLinesWithTotals(tx, order.id, lines) });
     await changePriorityOf(tx, actor, order, priority);
-    return readOrder(tx, actor, order.id, 'create');
+    return { order: serializeOrder(await orderWithJoins(tx, actor, order.id), 'detail'), lines: entered.map(serializeCreatedLine) };
   });
 }
 
@@ -200,7 +201,7 @@ export async function updateOrder(db: Kysely<DB>, actor: Actor, id: string, chan
       before: Object.fromEntries(Object.keys(header).map((f) => [f, before[f as keyof Header]])), after: header,
     });
     if (changes.priority) await setPriority(tx, actor, before, changes.priority);
-    return readOrder(tx, actor, id, 'detail');
+    return readOrder(tx, actor, id);
   });
 }
 
@@ -209,7 +210,7 @@ export async function changePriority(db: Kysely<DB>, actor: Actor, id: string, p
     const order = await lockOrder(tx, actor, id);
     assertStatus(order, OPEN, 'change the priority of');
     await setPriority(tx, actor, order, priority);
-    return readOrder(tx, actor, id, 'detail');
+    return readOrder(tx, actor, id);
   });
 }
 
@@ -241,7 +242,7 @@ export async function releaseOrder(db: Kysely<DB>, actor: Actor, id: string): Pr
       .returningAll()
       .executeTakeFirstOrThrow();
     await recordAndEmit(tx, actor, { entityType: 'order', entityId: id, action: 'released', manufacturerId: order.manufacturer_id, before: { status: order.status }, after: { status: 'released', release_number: releaseNumber, original_release_number: originalReleaseNumber } }, 'order.released', orderEvent(released));
-    return readOrder(tx, actor, id, 'detail');
+    return readOrder(tx, actor, id);
   });
 }
 
@@ -260,7 +261,7 @@ export async function cancelOrder(db: Kysely<DB>, actor: Actor, id: string): Pro
     })));
     const cancelled = await tx.updateTable('orders').set({ status: 'cancelled', updated_by: actor.userId, updated_at: new Date() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
     await recordAndEmit(tx, actor, { entityType: 'order', entityId: id, action: 'cancelled', manufacturerId: order.manufacturer_id, before: { status: order.status }, after: { status: 'cancelled', reason: null } }, 'order.cancelled', orderEvent(cancelled));
-    return readOrder(tx, actor, id, 'detail');
+    return readOrder(tx, actor, id);
   });
 }
 
@@ -271,7 +272,7 @@ export async function advanceOrder(db: Kysely<DB>, actor: Actor, id: string, to:
     assertStatus(order, to === 'billed' ? ['shipped'] : ['shipped', 'billed'], to === 'billed' ? 'bill' : 'close');
     const after = await tx.updateTable('orders').set({ status: to, updated_by: actor.userId, updated_at: new Date() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
     await recordAndEmit(tx, actor, { entityType: 'order', entityId: id, action: to, manufacturerId: order.manufacturer_id, before: { status: order.status }, after: { status: to } }, `order.${to}`, orderEvent(after));
-    return readOrder(tx, actor, id, 'detail');
+    return readOrder(tx, actor, id);
   });
 }
 
@@ -292,7 +293,7 @@ export async function recordLtlFreight(db: Kysely<DB>, actor: Actor, id: string,
       entityType: 'order', entityId: id, action: recorded ? 'ltl_recorded' : 'ltl_cleared', manufacturerId: order.manufacturer_id,
       before: { ltl_carrier: order.ltl_carrier, ltl_pro_number: order.ltl_pro_number }, after: { ltl_carrier: carrier, ltl_pro_number: proNumber },
     });
-    return readOrder(tx, actor, id, 'detail');
+    return readOrder(tx, actor, id);
   });
 }
 
@@ -305,7 +306,7 @@ export async function addLine(db: Kysely<DB>, actor: Actor, id: string, line: Li
     const row = await tx.insertInto('order_lines').values(prepared!).returningAll().executeTakeFirstOrThrow();
     await refreshTotals(tx, id);
     await recordHistory(tx, actor, { entityType: 'order', entityId: id, action: 'line_added', manufacturerId: order.manufacturer_id, after: row });
-    return readOrder(tx, actor, id, 'detail');
+    return readOrder(tx, actor, id);
   });
 }
 
@@ -327,7 +328,7 @@ export async function deleteLine(db: Kysely<DB>, actor: Actor, id: string, lineI
 
 /** The order detail every order operation answers with, for other modules' operations on an order. */
 export function readOrderDetail(tx: Transaction<DB>, actor: Actor, id: string): Promise<OrderResponse> {
-  return readOrder(tx, actor, id, 'detail');
+  return readOrder(tx, actor, id);
 }
 
 /**
