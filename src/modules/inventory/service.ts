@@ -30,9 +30,10 @@ export const movementAnswer = (movement: MovementRow) =>
   Object.fromEntries(ANSWER_FIELDS.map((field) => [field, movement[field]])) as Pick<MovementRow, (typeof ANSWER_FIELDS)[number]>;
 
 /**
- * Ledger rows by id, in the order given (a ledger page), with the rows' times, so that only their months are read (the ledger is partitioned by month of performed_at). By id alone the statement
- * reads every month's index and is planned over every partition: an adjustment's answer spent 3-35 ms of the server
- * in planning it under the mixed bench's writes, at 29 months.
+ * Ledger rows by id, in the order given (a ledger page), with the rows' times, so that only their months are read
+ * (the ledger is partitioned by month of performed_at). By id alone the statement reads every month's index and is
+ * planned over every partition: an adjustment's answer, when it read its row back this way, spent 3-35 ms of the
+ * server in planning it under the mixed bench's writes, at 29 months.
  * (A Date holds milliseconds and performed_at microseconds: the times bound a range, they are not matched.)
  */
 export async function movementsById(db: Kysely<DB>, ids: string[], performedAt: (Date | string)[]) {
