@@ -117,6 +117,9 @@ describe('relocate and move-all', () => {
     assert.deepEqual(audit.map((row) => [(row.before as { qty_on_hand: number }).qty_on_hand, (row.after as { qty_on_hand: number }).qty_on_hand]).sort(), [[10, 6], [6, 10]].sort());
     const events = await t.db.selectFrom('outbox_events').select('data').where('kind', '=', 'inventory.relocated').execute();
     assert.ok(events.some((e) => (e.data as { item_id: string }).item_id === item));
+    // The answer's movements are the pair as the ledger shows it (made from the written rows, not read back).
+    const shown = await call(t.app, 'GET', `/api/v1/inventory/movements?item=${item}&movement_type=transfer`, { key: t.adminKey });
+    assert.deepEqual(answer.body.data.movements, [...shown.body.data].reverse());
   });
 
   test('an unknown destination is 422 unknown_location echoing the code; auto_create makes it and proceeds', async () => {

@@ -123,8 +123,11 @@ describe('entering an order', () => {
 
   test('a priority other than normal is applied after entry with its own audit record and event', async () => {
     const a = await stockedItem('PRI-A', 5);
-    const id = await entered([{ item_id: a, qty_ordered: 1 }], { priority: 'rush' });
+    const answer = await enter([{ item_id: a, qty_ordered: 1 }], { priority: 'rush' });
+    const id = answer.body.data.order.id;
     assert.equal((await orderRow(id)).priority, 'rush');
+    // The answer shows the order as the priority left it.
+    assert.deepEqual(answer.body.data.order, (await call(t.app, 'GET', `/api/v1/orders/${id}`, { key: t.adminKey })).body.data.order);
     const history = await historyOf(id);
     assert.deepEqual(history.map((h) => h.action), ['created', 'priority_changed']);
     assert.deepEqual(history[1]!.after, { priority: 'rush' });

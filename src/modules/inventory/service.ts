@@ -23,7 +23,7 @@ function movementsWithNames(db: Kysely<DB>) {
 }
 
 /** The fields of a ledger row's answer (the Movement schema's, which movementsWithNames reads), in their order. */
-const ANSWER_FIELDS = Object.keys(Movement.properties) as (keyof typeof Movement.properties & keyof MovementRow)[];
+const ANSWER_FIELDS = Object.keys(Movement.properties) as (keyof typeof Movement.properties)[];
 
 /** A ledger row's answer from a movement just written, without reading it back. */
 export const movementAnswer = (movement: MovementRow) =>
@@ -36,7 +36,7 @@ export const movementAnswer = (movement: MovementRow) =>
  * server in planning it under the mixed bench's writes, at 29 months.
  * (A Date holds milliseconds and performed_at microseconds: the times bound a range, they are not matched.)
  */
-export async function movementsById(db: Kysely<DB>, ids: string[], performedAt: (Date | string)[]) {
+async function movementsById(db: Kysely<DB>, ids: string[], performedAt: (Date | string)[]) {
   if (!ids.length) return [];
   const times = performedAt.map((at) => new Date(at).getTime());
   const rows = await movementsWithNames(db).where('mv.id', 'in', ids)
