@@ -70,6 +70,11 @@ async function withOneConnection(run: (single: Database) => Promise<void>): Prom
   }
 }
 
+/** Five custom plans are PostgreSQL's trial; from then on each statement's kept plan runs. */
+function assertPlansKept(rows: { statement: string; generic_plans: number; custom_plans: number }[]) {
+  for (const row of rows) assert.ok(row.generic_plans >= 3 && row.custom_plans <= 5, `${row.generic_plans} generic, ${row.custom_plans} custom: ${row.statement}`);
+}
+
 /** The plans of the queries on the big tables that a GET of `url` ran, prepared and explained with the request's values. */
 async function plansOf(url: string): Promise<{ sql: string; plan: unknown }[]> {
   captured.length = 0;
@@ -232,8 +237,7 @@ test('a one-line stock change and commitment keep their plans: PostgreSQL stops 
         and statement not like '%pg_prepared_statements%'`.execute(single.db);
     // The item locks, the bin, the movement with on-hand and history, and the commitment.
     assert.equal(rows.length, 4, rows.map((row) => `${row.generic_plans}/${row.custom_plans} ${row.statement.trim().slice(0, 60)}`).join(' | '));
-    // Five custom plans are PostgreSQL's trial; from then on the kept plan runs.
-    for (const row of rows) assert.ok(row.generic_plans >= 3 && row.custom_plans <= 5, `${row.generic_plans} generic, ${row.custom_plans} custom: ${row.statement}`);
+    assertPlansKept(rows);
   });
 });
 
@@ -250,8 +254,7 @@ test('the first page of a screen\'s list keeps its plan: PostgreSQL stops planni
       select statement, generic_plans, custom_plans from pg_prepared_statements
       where statement like '%total_count%'`.execute(single.db);
     assert.equal(rows.length, 3, rows.map((row) => row.statement).join('\n'));
-    // Five custom plans are PostgreSQL's trial; from then on the kept plan runs.
-    for (const row of rows) assert.ok(row.generic_plans >= 3 && row.custom_plans <= 5, `${row.generic_plans} generic, ${row.custom_plans} custom: ${row.statement}`);
+    assertPlansKept(rows);
   });
 });
 

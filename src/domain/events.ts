@@ -45,10 +45,16 @@ export async function emit(tx: Transaction<DB>, kind: EventKind, data: Record<st
  * depend on another's effect (a clause may read another's RETURNING by its name).
  */
 export async function recordAndEmit(
-  tx: Transaction<DB>, author: Author, entry: HistoryEntry, kind: EventKind, data: Record<string, unknown>,
-  more: { before?: HistoryEntry[]; after?: HistoryEntry[]; writes?: RawBuilder<unknown> } = {},
+  tx: Transaction<DB>, author: Author, entry: HistoryEntry, kind: EventKind, data: Record<string, unknown>, more: AlsoWritten = {},
 ): Promise<OutboxEvent> {
-  return (await writeEvent(tx, kind, data, entry.manufacturerId ?? null, withHistory(author, entry, more), EVENT))[0]!;
+  return (await recordAndEmitAnswering(tx, author, entry, kind, data, { ...more, answer: EVENT }))[0]!;
+}
+
+/** What recordAndEmit writes besides the change's own audit row and event. */
+interface AlsoWritten {
+  before?: HistoryEntry[];
+  after?: HistoryEntry[];
+  writes?: RawBuilder<unknown>;
 }
 
 /**
@@ -57,14 +63,10 @@ export async function recordAndEmit(
  */
 export function recordAndEmitAnswering<Row>(
   tx: Transaction<DB>, author: Author, entry: HistoryEntry, kind: EventKind, data: Record<string, unknown>,
-  more: { before?: HistoryEntry[]; after?: HistoryEntry[]; writes: RawBuilder<unknown>; answer: RawBuilder<Row> },
+  more: AlsoWritten & { answer: RawBuilder<Row> },
 ): Promise<Row[]> {
-  return writeEvent(tx, kind, data, entry.manufacturerId ?? null, withHistory(author, entry, more), more.answer);
-}
-
-function withHistory(author: Author, entry: HistoryEntry, more: { before?: HistoryEntry[]; after?: HistoryEntry[]; writes?: RawBuilder<unknown> }) {
   const history = sql`also as (${historyInsert(author, [...(more.before ?? []), entry, ...(more.after ?? [])])})`;
-  return more.writes ? sql`${more.writes}, ${history}` : history;
+  return writeEvent(tx, kind, data, entry.manufacturerId ?? null, more.writes ? sql`${more.writes}, ${history}` : history, more.answer);
 }
 
 async function writeEvent<Row>(
