@@ -63,11 +63,12 @@ async function openTransactions(url: string): Promise<string[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    // A statement running this instant (the webhook worker's lease poll) is not a session left behind; one running
-    // for seconds, or idle inside a transaction, is.
+    // A statement running this instant (the webhook worker's lease poll), or a transaction between two of its
+    // statements this instant (the list-count fold between its fold and its commit), is not a session left behind;
+    // one running for seconds, or idle inside a transaction for seconds, is.
     const { rows } = await client.query(`select state, query from pg_stat_activity
       where datname = current_database() and pid <> pg_backend_pid() and xact_start is not null
-        and (state <> 'active' or now() - query_start > interval '5 seconds')`);
+        and now() - (case when state = 'active' then query_start else state_change end) > interval '5 seconds'`);
     return rows.map((row) => `${row.state}: ${row.query}`);
   } finally {
     await client.end();
