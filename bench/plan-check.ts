@@ -38,11 +38,11 @@ export function seqScans(plan: unknown): string[] {
   return found;
 }
 
-/** Every scan of a relation in a plan: its node type (Seq Scan, Index Scan, ...) and the relation. */
-export function scansOf(plan: unknown): { type: string; relation: string }[] {
-  const found: { type: string; relation: string }[] = [];
+/** Every scan of a relation in a plan: its node type (Seq Scan, Index Scan, ...), the relation and the index it reads. */
+export function scansOf(plan: unknown): { type: string; relation: string; index?: string }[] {
+  const found: { type: string; relation: string; index?: string }[] = [];
   const walk = (node: Record<string, unknown>) => {
-    if (typeof node['Relation Name'] === 'string') found.push({ type: node['Node Type'] as string, relation: node['Relation Name'] });
+    if (typeof node['Relation Name'] === 'string') found.push({ type: node['Node Type'] as string, relation: node['Relation Name'], index: node['Index Name'] as string | undefined });
     for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
   };
   walk(plan as Record<string, unknown>);
@@ -54,10 +54,14 @@ export function relationsOf(plan: unknown): string[] {
   return scansOf(plan).map((scan) => scan.relation);
 }
 
-/** The plan of a compiled query, prepared and explained with the values it ran with. */
-export function planOf(db: Kysely<DB>, query: { sql: string; parameters: readonly unknown[] }): Promise<unknown> {
+/**
+ * The plan of a compiled query, prepared and explained with the values it ran with: the plan made for those values, or
+ * with `kept` the generic plan, which a named statement runs with from its sixth call on when it costs no more.
+ */
+export function planOf(db: Kysely<DB>, query: { sql: string; parameters: readonly unknown[] }, { kept = false } = {}): Promise<unknown> {
   return db.connection().execute(async (connection) => {
     await sql.raw(`prepare plan_probe as ${query.sql}`).execute(connection);
+    if (kept) await sql`set plan_cache_mode = force_generic_plan`.execute(connection);
     try {
       const values = query.parameters.map(literal);
       const result = await sql.raw<{ 'QUERY PLAN': [{ Plan: unknown }] }>(
@@ -65,17 +69,18 @@ export function planOf(db: Kysely<DB>, query: { sql: string; parameters: readonl
       ).execute(connection);
       return result.rows[0]!['QUERY PLAN'][0].Plan;
     } finally {
+      if (kept) await sql`reset plan_cache_mode`.execute(connection);
       await sql.raw('deallocate plan_probe').execute(connection);
     }
   });
 }
 
 /** The plans of the recorded queries on the big tables, each prepared and explained with the values it ran with. */
-export async function plansOfRecorded(db: Kysely<DB>, nodes: readonly RootOperationNode[]): Promise<{ sql: string; plan: unknown }[]> {
+export async function plansOfRecorded(db: Kysely<DB>, nodes: readonly RootOperationNode[], options: { kept?: boolean } = {}): Promise<{ sql: string; plan: unknown }[]> {
   const queries = nodes.map((node) => db.getExecutor().compileQuery(node, createQueryId()))
     .filter((q) => /^\s*\(?\s*(select|with)/i.test(q.sql) && BIG_TABLES.some((table) => q.sql.includes(`"${table}"`) || q.sql.includes(` ${table} `)));
   const plans: { sql: string; plan: unknown }[] = [];
-  for (const query of queries) plans.push({ sql: query.sql, plan: await planOf(db, query) });
+  for (const query of queries) plans.push({ sql: query.sql, plan: await planOf(db, query, options) });
   return plans;
 }
 

@@ -56,13 +56,13 @@ async function prepareDatabase(config: Config, database: Database, log: Logger, 
   return false;
 }
 
-/** Hourly: expired idempotency keys and delivery log rows go, the coming months' partitions are made, old months dropped. */
+/** Hourly: expired idempotency keys and delivery log rows go, the coming months' partitions are made, old months dropped, the ledger analyzed once a day. */
 function housekeeping(config: Config, database: Database, log: Logger): void {
   pruneIdempotencyKeys(database.db).catch((err) => log.warn({ err }, 'idempotency prune failed'));
   pruneDeliveryLog(database.db).catch((err) => log.warn({ err }, 'webhook delivery log prune failed'));
   maintainPartitions(database.db, { eventDays: config.eventRetentionDays, deliveryLogDays: DELIVERY_LOG_DAYS })
     .then((result) => {
-      if (result.created.length || result.dropped.length || result.eventsDeleted) log.info(result, 'monthly partitions maintained');
+      if (result.created.length || result.dropped.length || result.eventsDeleted || result.ledgerAnalyzed) log.info(result, 'monthly partitions maintained');
     })
     .catch((err) => log.warn({ err }, 'partition maintenance failed'));
 }

@@ -153,6 +153,19 @@ describe('monthly partitions', () => {
     assert.ok(poll.body.data.some((e: { id: string }) => e.id === unacknowledged.id));
   });
 
+  test('the ledger as a whole is analyzed once a day, with the day groups its period reports are planned by (migration 0027)', async () => {
+    // As on a database whose ledger was never analyzed as a whole (autovacuum analyzes only its months).
+    await sql`select pg_stat_reset_single_table_counters('inventory_movements'::regclass)`.execute(t.db);
+    await sql`delete from pg_statistic_ext_data where stxoid = (select oid from pg_statistic_ext where stxname = 'inventory_movements_day_groups')`.execute(t.db);
+    assert.equal((await maintainPartitions(t.db, RETENTION)).ledgerAnalyzed, true);
+    const { rows: [groups] } = await sql<{ inherited: boolean; ndistinct: string | null }>`
+      select d.stxdinherit as inherited, d.stxdndistinct::text as ndistinct from pg_statistic_ext s join pg_statistic_ext_data d on d.stxoid = s.oid
+      where s.stxname = 'inventory_movements_day_groups'`.execute(t.db);
+    assert.equal(groups?.inherited, true);
+    assert.ok(groups.ndistinct, 'the day groups are counted');
+    assert.equal((await maintainPartitions(t.db, RETENTION)).ledgerAnalyzed, false, 'not again the same day');
+  });
+
   test('instances maintaining at once: one does the work, the others skip that round', async () => {
     const results = await Promise.all([1, 2, 3].map(() => maintainPartitions(t.db, RETENTION)));
     for (const result of results) assert.deepEqual(result.dropped, []);

@@ -206,6 +206,22 @@ test('a ledger or report over a date range reads only the months of its range', 
   }
 });
 
+test('a consignor statement reads its page\'s movements item by item through the ledger\'s item index, with the plan it keeps', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
+  const day = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
+  captured.length = 0;
+  const answer = await call(t.app, 'GET', `/api/v1/manufacturers/${partner}/statement?from=${day(364)}&to=${day(0)}`, { key: t.adminKey });
+  assert.equal(answer.status, 200);
+  assert.ok(answer.body.data.items.some((item: { movements: unknown[] }) => item.movements.length > 0), 'the page has movements');
+  // From its sixth call on the statement runs with its generic plan, which knows neither the page's length nor the period.
+  const pageMovements = (await plansOfRecorded(t.db, captured, { kept: true })).filter(({ sql: text }) => text.includes('performed_by_name'));
+  assert.equal(pageMovements.length, 1);
+  // The months that hold thousands of movements (a month of a few rows is rightly read whole).
+  const { rows: large } = await sql<{ name: string }>`select relname as name from pg_class where relname like 'inventory_movements_2%' and relkind = 'r' and reltuples > 1000`.execute(t.db);
+  const months = scansOf(pageMovements[0]!.plan).filter((scan) => large.some((month) => month.name === scan.relation));
+  assert.ok(months.length >= 3, months.map((scan) => scan.relation).join());
+  for (const scan of months) assert.match(scan.index ?? scan.type, /_item_id_/, `${scan.relation}: ${scan.type} ${scan.index ?? ''}`);
+});
+
 test('a stock write\'s answer is made from the rows it wrote: the ledger is not read back, and shows the same row', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
   const item = await createItem(t, partner, 'PLAN-ADJ');
   const bin = await createLocation(t, 'PLAN-BIN-1');

@@ -156,13 +156,15 @@ export const velocity: Report = {
           sum(s.units) over () all_units
         from shipped s),
       classified as materialized (
-        select i.id item_id, i.item_number_display, i.item_number_normalized, i.description, i.manufacturer_id, i.qty_on_hand, i.average_cost,
+        select i.id item_id, i.item_number_normalized, i.qty_on_hand, i.average_cost,
           coalesce(r.units, 0) units_shipped, coalesce(r.shipments, 0) shipments, r.last_shipped_at,
           case when r.item_id is null then 'dead' when r.shipped_before < ${FAST_SHARE}::numeric * r.all_units then 'fast' else 'slow' end bucket
         from items i left join ranked r on r.item_id = i.id
         where (r.item_id is not null or i.qty_on_hand > 0) ${partnerOf(manufacturerId, 'i.manufacturer_id')})`;
     const bucket = query.bucket ? sql`where c.bucket = ${query.bucket}` : sql``;
-    // One statement: the classification (the costly part) is computed once for the totals and the page.
+    // One statement: the classification (the costly part) is computed once for the totals and the page. It carries only
+    // what the totals and the order need; the page's 50 rows alone read their display columns and format their figures
+    // (over a year of the bench data, 98,000 classified rows: ~990 -> ~650 ms).
     const { rows: [answer] } = await sql<{ buckets: BucketSums[] | null; rows: Record<string, unknown>[] | null }>`
       ${classified},
       buckets as (
@@ -170,14 +172,16 @@ export const velocity: Report = {
           coalesce(round(sum(c.qty_on_hand * c.average_cost), 2), 0)::float8 value_on_hand
         from classified c group by c.bucket),
       page as (
-        select c.item_id, c.item_number_display, c.description, c.manufacturer_id, m.code manufacturer_code, c.bucket, c.units_shipped,
-          c.shipments, to_char(c.last_shipped_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') last_shipped_at, c.qty_on_hand,
-          case when c.units_shipped > 0 then round(c.qty_on_hand / (c.units_shipped / ${days}::numeric), 1)::float8 end days_of_supply
-        from classified c join manufacturers m on m.id = c.manufacturer_id ${bucket}
+        select c.* from classified c ${bucket}
         order by array_position(array['fast', 'slow', 'dead'], c.bucket), c.units_shipped desc, c.item_number_normalized, c.item_id
         limit ${page.perPage} offset ${page.offset}),
-      numbered as (select row_number() over () n, p.* from page p)
-      select (select json_agg(b) from buckets b) buckets, (select json_agg(r order by r.n) from numbered r) rows`.execute(db);
+      numbered as (select row_number() over () n, p.* from page p),
+      answered as (
+        select r.n, r.item_id, i.item_number_display, i.description, i.manufacturer_id, m.code manufacturer_code, r.bucket, r.units_shipped,
+          r.shipments, to_char(r.last_shipped_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') last_shipped_at, r.qty_on_hand,
+          case when r.units_shipped > 0 then round(r.qty_on_hand / (r.units_shipped / ${days}::numeric), 1)::float8 end days_of_supply
+        from numbered r join items i on i.id = r.item_id join manufacturers m on m.id = i.manufacturer_id)
+      select (select json_agg(b) from buckets b) buckets, (select json_agg(a order by a.n) from answered a) rows`.execute(db);
     const buckets = answer!.buckets ?? [];
     const rows = (answer!.rows ?? []).map(({ n: _, ...row }) => row);
     const totals = Object.fromEntries(BUCKETS.map((name) => {
