@@ -75,7 +75,7 @@ export function planOf(db: Kysely<DB>, query: { sql: string; parameters: readonl
   });
 }
 
-/** The plans of the recorded queries on the big tables, each prepared and explained with the values it ran with. */
+/** The plans of the recorded queries on the big tables, each prepared and explained with the values it ran with (see planOf for `kept`). */
 export async function plansOfRecorded(db: Kysely<DB>, nodes: readonly RootOperationNode[], options: { kept?: boolean } = {}): Promise<{ sql: string; plan: unknown }[]> {
   const queries = nodes.map((node) => db.getExecutor().compileQuery(node, createQueryId()))
     .filter((q) => /^\s*\(?\s*(select|with)/i.test(q.sql) && BIG_TABLES.some((table) => q.sql.includes(`"${table}"`) || q.sql.includes(` ${table} `)));
