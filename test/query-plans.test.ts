@@ -70,6 +70,9 @@ async function withOneConnection(run: (single: Database) => Promise<void>): Prom
   }
 }
 
+/** The UTC day `days` days ago, as a report's from or to. */
+const day = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
+
 /** Five custom plans are PostgreSQL's trial; from then on each statement's kept plan runs. */
 function assertPlansKept(rows: { statement: string; generic_plans: number; custom_plans: number }[]) {
   for (const row of rows) assert.ok(row.generic_plans >= 3 && row.custom_plans <= 5, `${row.generic_plans} generic, ${row.custom_plans} custom: ${row.statement}`);
@@ -193,7 +196,6 @@ test('the event poll\'s total is read from the kept counts (migration 0026) with
 
 test('a ledger or report over a date range reads only the months of its range', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
   // The generated movements are 60, 120 and 180 days old: a range around the 120-day ones lies in one or two months.
-  const day = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
   const [from, to] = [day(125), day(115)];
   const wanted = new Set([from, to].map((date) => `inventory_movements_${date.slice(0, 4)}_${date.slice(5, 7)}`));
   for (const url of [
@@ -207,7 +209,6 @@ test('a ledger or report over a date range reads only the months of its range', 
 });
 
 test('a consignor statement reads its page\'s movements item by item through the ledger\'s item index, with the plan it keeps', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
-  const day = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
   captured.length = 0;
   const answer = await call(t.app, 'GET', `/api/v1/manufacturers/${partner}/statement?from=${day(364)}&to=${day(0)}`, { key: t.adminKey });
   assert.equal(answer.status, 200);
