@@ -96,6 +96,32 @@ const redactSecrets = (url: string) => url.replace(/^\/invites\/[^/?]+/, '/invit
 // pino says whether a level is on; the silent logger of tests has no such method and logs nothing anyway.
 const logsRequests = (log: FastifyBaseLogger) => (log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') ?? true;
 
+const lineWritten = Symbol('request line written');
+
+/** The request's one log line (docs/operations.md, Logs); `clientLeft`: its client was gone before the answer. */
+function logRequest(request: FastifyRequest, reply: FastifyReply, clientLeft: boolean): void {
+  const marked = request as FastifyRequest & { [lineWritten]?: true };
+  if (marked[lineWritten] || !logsRequests(request.log)) return;
+  marked[lineWritten] = true;
+  request.log.info(
+    {
+      method: request.method, url: redactSecrets(request.url), status: reply.statusCode, keyId: request.actor?.apiKeyId,
+      ms: Math.round(reply.elapsedTime), ...(clientLeft ? { clientLeft } : {}),
+    },
+    'request',
+  );
+}
+
+/**
+ * The line of a request whose client left before its answer: Node never finishes such a response, so the onResponse
+ * hook that writes the line never runs, while the work goes on to its end (an order entered whole, say). Written as
+ * the answer would go out, after the request's own onSend hooks (the request transaction's commit runs first of them).
+ */
+function logWhenClientLeft(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
+  if (request.raw.socket?.destroyed === true) logRequest(request, reply, true);
+  done(null, payload);
+}
+
 /** The reference's script (4.9 MB): it changes only with an upgrade of the package, so browsers keep it for a day. */
 const DOCS_SCRIPT = '/docs/js/scalar.js';
 
@@ -195,17 +221,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     done(null, payload);
   });
   app.addHook('onResponse', (request, reply, done) => {
-    if (logsRequests(request.log)) {
-      request.log.info(
-        { method: request.method, url: redactSecrets(request.url), status: reply.statusCode, keyId: request.actor?.apiKeyId, ms: Math.round(reply.elapsedTime) },
-        'request',
-      );
-    }
+    logRequest(request, reply, false);
     done();
   });
   if (deps.checkResponses) app.addHook('onSend', checkResponseShape);
 
   app.addHook('onRoute', (route) => {
+    route.onSend = [...[route.onSend ?? []].flat(), logWhenClientLeft] as typeof route.onSend;
     if (route.config?.optionalBody) route.preValidation = [...[route.preValidation ?? []].flat(), defaultEmptyBody] as typeof route.preValidation;
     // A route without query parameters still refuses unknown ones (a typo must not be silently ignored).
     if (!route.schema?.hide && !route.schema?.querystring) route.schema = { ...route.schema, querystring: Closed({}) };

@@ -11,12 +11,17 @@ const STATEMENT_TIMEOUT_MS = 800;
 
 describe('a write cut short', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL (another connection holds a lock)' }, () => {
   let t: TestApp;
+  /** The request lines the service logged (docs/operations.md, Logs). */
+  const logLines: { url?: string; method?: string; status?: number; clientLeft?: boolean; msg?: string }[] = [];
   let partner: string;
   let customer: string;
   let bin: string;
 
   before(async () => {
-    t = await startApp({ database: await freshDatabase({ statementTimeoutMs: STATEMENT_TIMEOUT_MS }) });
+    t = await startApp({
+      database: await freshDatabase({ statementTimeoutMs: STATEMENT_TIMEOUT_MS }),
+      logStream: { write: (line) => void logLines.push(JSON.parse(line)) },
+    });
     partner = await createManufacturer(t, 'CUT');
     bin = await createLocation(t, 'CUT-01');
     customer = await createCustomer(t, 'C-CUT');
@@ -99,8 +104,9 @@ describe('a write cut short', { skip: onPostgres ? false : 'needs TEST_DATABASE_
     assert.deepEqual({ ...entry, orders: entry.orders.map((o) => o.line_count) }, { orders: [1], lines: 1, committed: 2, history: 2, events: 1 });
   });
 
-  test('a client that drops the connection mid-request: the order is written whole, and its Idempotency-Key replays it', async () => {
+  test('a client that drops the connection mid-request: the order is written whole, logged once, and its Idempotency-Key replays it', async () => {
     const item = await stockedItem('CUT-DROP');
+    const linesBefore = logLines.length;
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = t.app.server.address() as AddressInfo;
     const body = JSON.stringify(orderBody(item, 'PO-DROPPED'));
@@ -127,11 +133,18 @@ describe('a write cut short', { skip: onPostgres ? false : 'needs TEST_DATABASE_
       entry = await entryOf('PO-DROPPED', item);
     }
     assert.deepEqual({ ...entry, orders: entry.orders.map((o) => o.line_count) }, { orders: [1], lines: 1, committed: 2, history: 2, events: 1 });
+    // Its answer never went out, yet the request has its one line, with the status of the work and the client gone.
+    const entered = () => logLines.slice(linesBefore).filter((l) => l.msg === 'request' && l.method === 'POST' && l.url === '/api/v1/orders')
+      .map(({ status, clientLeft }) => ({ status, clientLeft }));
+    for (let waited = 0; entered().length === 0 && waited < 2000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(entered(), [{ status: 201, clientLeft: true }]);
 
     // The client that lost the answer asks again with the same key: the first answer, not a second order.
     const again = await call(t.app, 'POST', '/api/v1/orders', { key: t.adminKey, body: JSON.parse(body), headers: { 'idempotency-key': 'cut-short-drop-1' } });
     assert.equal(again.status, 201, JSON.stringify(again.body));
     assert.equal(again.body.data.order.id, entry.orders[0]!.id);
     assert.equal((await entryOf('PO-DROPPED', item)).orders.length, 1);
+    // The replay, answered: its line has no clientLeft.
+    assert.deepEqual(entered(), [{ status: 201, clientLeft: true }, { status: 201, clientLeft: undefined }]);
   });
 });
