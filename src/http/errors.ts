@@ -43,11 +43,21 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   return reply.code(error.status).headers(error.headers).send(body);
 }
 
+// SQLSTATE 57014 is a statement cancelled, by the statement timeout here (no one else cancels the service's queries);
+// 'Query read timeout' is the driver giving up on a server that did not answer (db/connect.ts).
+const tookTooLong = (error: Error) => (error as { code?: unknown }).code === '57014' || error.message.includes('Query read timeout');
+
 /** Fastify's own errors (parsing, validation, limits) and everything thrown by handlers. */
 export function toApiError(error: FastifyError | Error, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error;
   if (isDatabaseUnavailable(error)) {
     request.log.warn({ err: error, reqId: request.id }, 'database unavailable');
+    // A statement cut by the statement timeout, or a server that stopped answering: the database is there, the request
+    // took too long. Saying so tells the client that retrying the same thing may time out the same way.
+    if (tookTooLong(error)) {
+      return unavailable('the database did not finish this request within the statement timeout and nothing of it was kept; ' +
+        'try again shortly: a request that times out again waits on a lock held elsewhere or asks for too much at once');
+    }
     return unavailable('the database is unavailable; try again shortly');
   }
   const database = translateDatabaseError(error);

@@ -93,7 +93,8 @@ const ERRORS: Record<string, { description: string; codes: string[]; applies: (o
     applies: (op) => Boolean(op.security?.length),
   },
   '503': {
-    description: 'The database is unreachable or the service is starting or stopping; `Retry-After` tells when to try again.',
+    description: 'The database is unreachable, the request did not finish within the statement timeout (nothing of it kept), ' +
+      'the service is starting or stopping, or (exports) too many exports are running; `Retry-After` tells when to try again.',
     codes: ['unavailable'],
     applies: () => true,
   },
