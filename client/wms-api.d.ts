@@ -3324,7 +3324,7 @@ export interface components {
                 };
             };
         };
-        /** @description The database is unreachable or the service is starting or stopping; `Retry-After` tells when to try again. Codes: `unavailable`. */
+        /** @description The database is unreachable, the request did not finish within the statement timeout (nothing of it kept), the service is starting or stopping, or (exports) too many exports are running; `Retry-After` tells when to try again. Codes: `unavailable`. */
         Error503: {
             headers: {
                 /** @description Seconds to wait before sending the request again. */
@@ -3336,7 +3336,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "unavailable",
-                 *         "message": "The database is unreachable or the service is starting or stopping; `Retry-After` tells when to try again."
+                 *         "message": "The database is unreachable, the request did not finish within the statement timeout (nothing of it kept), the service is starting or stopping, or (exports) too many exports are running; `Retry-After` tells when to try again."
                  *       }
                  *     }
                  */
@@ -3969,7 +3969,12 @@ export interface operations {
     };
     getAccountTrustedDevices: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Rows per page; above 100 reads as 100. */
+                per_page?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3994,9 +3999,16 @@ export interface operations {
                             /** Format: date-time */
                             expires_at: string;
                         }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            total_count: number;
+                            total_pages: number;
+                        };
                     };
                 };
             };
+            400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             406: components["responses"]["Error406"];
@@ -4779,7 +4791,12 @@ export interface operations {
     };
     getAdminRoles: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Rows per page; above 100 reads as 100. */
+                per_page?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -4802,9 +4819,16 @@ export interface operations {
                             api_access: boolean;
                             permissions: ("orders.view" | "orders.create" | "orders.edit" | "orders.release" | "inventory.view" | "inventory.edit" | "inventory.import" | "customers.view" | "customers.edit" | "manufacturers.view" | "manufacturers.edit" | "receiving.view" | "receiving.create" | "receiving.inspect" | "receiving.qc" | "receiving.post" | "cycle_counts.view" | "cycle_counts.count" | "cycle_counts.approve" | "history.view" | "admin.api_keys" | "picking.execute" | "shipping.edit" | "exceptions.view" | "exceptions.review" | "webhooks.manage")[];
                         }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            total_count: number;
+                            total_pages: number;
+                        };
                     };
                 };
             };
+            400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             406: components["responses"]["Error406"];
@@ -23116,7 +23140,12 @@ export interface operations {
     };
     getCarrierWebhooks: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Rows per page; above 100 reads as 100. */
+                per_page?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -23145,9 +23174,16 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                         }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            total_count: number;
+                            total_pages: number;
+                        };
                     };
                 };
             };
+            400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             406: components["responses"]["Error406"];
@@ -23342,7 +23378,12 @@ export interface operations {
     };
     getWebhooks: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Rows per page; above 100 reads as 100. */
+                per_page?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -23371,9 +23412,16 @@ export interface operations {
                             /** Format: date-time */
                             updated_at: string;
                         }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            total_count: number;
+                            total_pages: number;
+                        };
                     };
                 };
             };
+            400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             406: components["responses"]["Error406"];

@@ -247,6 +247,9 @@ test('trusted devices: created with a code, token once and hashed, listed, remov
   assert.equal(second.status, 201);
   const listed = await api('GET', '/account/trusted-devices', owner.key);
   assert.deepEqual(listed.body.data, [device, { ...second.body.data, token: undefined }].map(({ token: _token, ...d }) => d));
+  assert.deepEqual(listed.body.meta, { page: 1, per_page: 50, total_count: 2, total_pages: 1 });
+  const page2 = await api('GET', '/account/trusted-devices?per_page=1&page=2', owner.key);
+  assert.deepEqual([page2.body.data.map((d: { id: string }) => d.id), page2.body.meta.total_count], [[second.body.data.id], 2]);
   assert.equal((await api('GET', '/account/security', owner.key)).body.data.trusted_devices, 2);
   assert.deepEqual((await api('GET', '/account/trusted-devices', stranger.key)).body.data, []);
 

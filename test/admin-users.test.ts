@@ -221,5 +221,12 @@ describe('read and change users', () => {
     assert.equal(byRole.system_admin.administers, true);
     assert.equal(byRole.manager.administers, false);
     assert.equal(byRole.office.permissions.includes('inventory.edit'), false);
+    // A list like every other (spec rules 2 and 8): paged, with its meta.
+    const roles = answer.body.data.map((r: { role: string }) => r.role);
+    assert.deepEqual(answer.body.meta, { page: 1, per_page: 50, total_count: roles.length, total_pages: 1 });
+    const second = await call(t.app, 'GET', '/api/v1/admin/roles?per_page=2&page=2', { key: t.adminKey });
+    assert.deepEqual(second.body.data.map((r: { role: string }) => r.role), roles.slice(2, 4));
+    assert.deepEqual(second.body.meta, { page: 2, per_page: 2, total_count: roles.length, total_pages: Math.ceil(roles.length / 2) });
+    expectError(await call(t.app, 'GET', '/api/v1/admin/roles?page=0', { key: t.adminKey }), 400, 'bad_request');
   });
 });

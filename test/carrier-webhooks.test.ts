@@ -48,6 +48,11 @@ describe('registering carrier webhooks', () => {
     assert.equal(listed.token, undefined);
     assert.equal(listed.secret, undefined);
     assert.ok(!JSON.stringify(list.body).includes(hook.secret) && !JSON.stringify(list.body).includes(hook.token));
+    // Paged like every list, oldest first, counted from the table.
+    const registered = Number((await t.db.selectFrom('carrier_webhooks').select((eb) => eb.fn.countAll().as('n')).where('deleted_at', 'is', null).executeTakeFirstOrThrow()).n);
+    assert.deepEqual(list.body.meta, { page: 1, per_page: 50, total_count: registered, total_pages: 1 });
+    const last = await call(t.app, 'GET', `/api/v1/carrier-webhooks?per_page=1&page=${registered}`, { key: t.adminKey });
+    assert.deepEqual([last.body.data.map((row: { id: string }) => row.id), last.body.meta.total_pages], [[hook.id], registered]);
 
     const manager = await userWithKey(t, 'manager');
     expectError(await call(t.app, 'GET', '/api/v1/carrier-webhooks', { key: manager.key }), 403, 'forbidden');

@@ -136,6 +136,9 @@ describe('customers', () => {
     assert.deepEqual(first.body.meta, { page: 1, per_page: 50, total_count: 120, total_pages: 3 });
     const clamped = await call(t.app, 'GET', '/api/v1/customers?q=bulk&per_page=500&page=2', { key: t.adminKey });
     assert.deepEqual(clamped.body.meta, { page: 2, per_page: 100, total_count: 120, total_pages: 2 });
+    // However large: a per_page past any number of rows is still 100 (CONTRACT), not a 400.
+    const huge = await call(t.app, 'GET', '/api/v1/customers?q=bulk&per_page=9999999999999999999', { key: t.adminKey });
+    assert.deepEqual(huge.body.meta, { page: 1, per_page: 100, total_count: 120, total_pages: 2 });
     assert.equal(clamped.body.data[0].name, 'Bulk 100');
   });
 

@@ -118,6 +118,13 @@ describe('subscriptions', () => {
     expectError(await api('GET', `/webhooks/${own.id}`, undefined, other.key), 404, 'not_found');
     expectError(await api('DELETE', `/webhooks/${own.id}`, undefined, other.key), 404, 'not_found');
     assert.ok(!(await api('GET', '/webhooks', undefined, other.key)).body.data.some((s: { id: string }) => s.id === own.id));
+    // The partner's list is paged and counts only its own subscriptions.
+    const second = await subscribe('/partner-2', {}, consignor.key);
+    const firstPage = await api('GET', '/webhooks?per_page=1', undefined, consignor.key);
+    const nextPage = await api('GET', '/webhooks?per_page=1&page=2', undefined, consignor.key);
+    assert.deepEqual([firstPage.body.data.map((s: { id: string }) => s.id), nextPage.body.data.map((s: { id: string }) => s.id)], [[own.id], [second.id]]);
+    assert.deepEqual(nextPage.body.meta, { page: 2, per_page: 1, total_count: 2, total_pages: 2 });
+    assert.equal((await api('DELETE', `/webhooks/${second.id}`, undefined, consignor.key)).status, 204);
     expectError(await api('POST', '/webhooks', { url: `${base}/x`, event_kinds: ['*'], manufacturer_id: otherPartner }, consignor.key), 403, 'forbidden');
     const office = await userWithKey(t, 'office');
     expectError(await api('GET', '/webhooks', undefined, office.key), 403, 'forbidden');

@@ -7,9 +7,10 @@ export const MAX_PER_PAGE = 100;
 /** Query properties of a paged list; spread them into the list's query schema. */
 export function pageParams(defaultPerPage: number) {
   return {
-    // The maxima only keep the offset arithmetic exact; per_page is clamped to MAX_PER_PAGE anyway.
+    // page's maximum keeps the offset exact (at most 10^9 rows in); per_page needs none: any larger value reads as
+    // MAX_PER_PAGE (CONTRACT), however large.
     page: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 1, description: 'Page number, from 1.' }),
-    per_page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: defaultPerPage, description: `Rows per page; above ${MAX_PER_PAGE} reads as ${MAX_PER_PAGE}.` }),
+    per_page: Type.Integer({ minimum: 1, default: defaultPerPage, description: `Rows per page; above ${MAX_PER_PAGE} reads as ${MAX_PER_PAGE}.` }),
   };
 }
 

@@ -2,7 +2,8 @@
 // that user's account (MFA, recovery codes, trusted devices).
 import { Type } from 'typebox';
 import { actorOf } from '../../http/auth.ts';
-import { Closed, DataEnvelope, IdParams, Nullable, Timestamp, Uuid, noContent, responses } from '../../http/schemas.ts';
+import { listResponse, pageOf, pageParams } from '../../http/pagination.ts';
+import { Closed, DataEnvelope, IdParams, ListEnvelope, Nullable, Timestamp, Uuid, noContent, responses } from '../../http/schemas.ts';
 import type { App, ModuleDeps } from '../../http/types.ts';
 import { PERMISSIONS, ROLES } from '../../domain/roles.ts';
 import { CodeBody, Enrollment, NewTrustedDevice, NoBody, RecoveryCodes, Security, TrustedDevice, TrustedDeviceWithToken } from './schemas.ts';
@@ -23,6 +24,7 @@ const Me = Closed({
 });
 
 const tags = ['Account'];
+const DEFAULT_PER_PAGE = 50;
 const codeRules = 'otp: the authenticator\'s code of the previous, current or next 30 s step, not used before on this account, or one ' +
   'unused recovery code (used up by this). A wrong code is 422 invalid_otp; after 5 wrong codes in 15 minutes the account\'s ' +
   'codes are refused with 429 rate_limited until the window ends. MFA not enabled: 422 invalid_status.';
@@ -83,8 +85,15 @@ export async function accountRoutes(app: App, deps: ModuleDeps) {
   });
 
   app.get('/account/trusted-devices', {
-    schema: { tags, summary: 'The account\'s trusted devices not yet expired (never their tokens)', response: responses({ 200: DataEnvelope(Type.Array(TrustedDevice)) }) },
-  }, async (request) => ({ data: await listTrustedDevices(db, actorOf(request).userId) }));
+    schema: {
+      tags, summary: 'The account\'s trusted devices not yet expired (never their tokens)', querystring: Closed(pageParams(DEFAULT_PER_PAGE)),
+      response: responses({ 200: ListEnvelope(TrustedDevice) }),
+    },
+  }, async (request) => {
+    const page = pageOf(request.query, DEFAULT_PER_PAGE);
+    const { rows, total } = await listTrustedDevices(db, actorOf(request).userId, page);
+    return listResponse(rows, total, page);
+  });
 
   app.post('/account/trusted-devices', {
     config: { secretFields: ['token'] },

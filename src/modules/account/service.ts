@@ -8,6 +8,7 @@ import { invalidStatus, notFound } from '../../domain/errors.ts';
 import { recordHistory, type HistoryEntry } from '../../domain/history.ts';
 import { openSecret, randomBase62, sealSecret, sha256 } from '../../domain/secrets.ts';
 import type { Actor } from '../../http/auth.ts';
+import { onePage, type Page } from '../../http/pagination.ts';
 import type { ModuleDeps } from '../../http/types.ts';
 import {
   acceptedStep, countWrongCode, isTotpCode, isWrongCode, newRecoveryCodes, newTotpSecret, otpauthUrl, recoveryCodeHash,
@@ -187,9 +188,13 @@ export async function trustDevice(deps: Deps, actor: Actor, input: { otp: string
   });
 }
 
-export function listTrustedDevices(db: Kysely<DB>, userId: string) {
-  return db.selectFrom('trusted_devices').select(DEVICE_COLUMNS).where('user_id', '=', userId).where('expires_at', '>', sql<string>`now()`)
-    .orderBy('created_at').orderBy('id').execute();
+export async function listTrustedDevices(db: Kysely<DB>, userId: string, page: Page) {
+  const query = db.selectFrom('trusted_devices').where('user_id', '=', userId).where('expires_at', '>', sql<string>`now()`);
+  const [rows, total] = await Promise.all([
+    query.select(DEVICE_COLUMNS).orderBy('created_at').orderBy('id').$call(onePage(page)).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: total.count };
 }
 
 /** Another account's device, or an expired one, is not found. */

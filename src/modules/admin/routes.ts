@@ -1,6 +1,5 @@
-import { Type } from 'typebox';
 import { actorOf } from '../../http/auth.ts';
-import { listResponse, pageOf } from '../../http/pagination.ts';
+import { listResponse, pageOf, pageParams } from '../../http/pagination.ts';
 import { Closed, DataEnvelope, IdParams, ListEnvelope, noContent, responses } from '../../http/schemas.ts';
 import type { App, ModuleDeps } from '../../http/types.ts';
 import { ROLE_DEFINITIONS, ROLES } from '../../domain/roles.ts';
@@ -62,9 +61,11 @@ export async function adminRoutes(app: App, { db, config }: ModuleDeps) {
 
   app.get('/admin/roles', {
     config: administers,
-    schema: { tags, summary: 'Roles and their permissions', response: responses({ 200: Closed({ data: Type.Array(RoleDescription) }) }) },
-  }, async () => ({
-    data: ROLES.map((role) => {
+    schema: { tags, summary: 'Roles and their permissions', querystring: Closed(pageParams(DEFAULT_PER_PAGE)), response: responses({ 200: ListEnvelope(RoleDescription) }) },
+  }, async (request) => {
+    // The roles are the code's, a handful: paged like every list, from memory.
+    const page = pageOf(request.query, DEFAULT_PER_PAGE);
+    const roles = ROLES.slice(page.offset, page.offset + page.perPage).map((role) => {
       const definition = ROLE_DEFINITIONS[role];
       return {
         role,
@@ -73,8 +74,9 @@ export async function adminRoutes(app: App, { db, config }: ModuleDeps) {
         api_access: definition.apiAccess,
         permissions: [...definition.permissions],
       };
-    }),
-  }));
+    });
+    return listResponse(roles, ROLES.length, page);
+  });
 }
 
 /** Outside /api/v1: the invited consignor has no key yet; the token in the path is the credential. */

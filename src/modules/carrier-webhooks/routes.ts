@@ -1,21 +1,26 @@
 import { actorOf } from '../../http/auth.ts';
-import { DataEnvelope, IdParams, noContent, responses } from '../../http/schemas.ts';
+import { listResponse, pageOf, pageParams } from '../../http/pagination.ts';
+import { Closed, DataEnvelope, IdParams, ListEnvelope, noContent, responses } from '../../http/schemas.ts';
 import type { App, ModuleDeps } from '../../http/types.ts';
 import { validatorCompiler } from '../../http/validation.ts';
-import { Type } from 'typebox';
 import { CarrierMessage, CarrierReceipt, CarrierWebhook, CreatedCarrierWebhook, NewCarrierWebhook, TokenParams } from './schemas.ts';
 import { createCarrierWebhook, deleteCarrierWebhook, listCarrierWebhooks, receiveCarrierMessage } from './service.ts';
 
 const tags = ['Carrier webhooks'];
 const administers = { administers: true } as const;
+const DEFAULT_PER_PAGE = 50;
 /** A carrier message is small; anything larger is refused before it is read. */
 const MESSAGE_LIMIT_BYTES = 64 * 1024;
 
 export async function carrierWebhookRoutes(app: App, { db, config }: ModuleDeps) {
   app.get('/carrier-webhooks', {
     config: administers,
-    schema: { tags, summary: 'Inbound carrier webhooks', response: responses({ 200: DataEnvelope(Type.Array(CarrierWebhook)) }) },
-  }, async () => ({ data: await listCarrierWebhooks(db) }));
+    schema: { tags, summary: 'Inbound carrier webhooks', querystring: Closed(pageParams(DEFAULT_PER_PAGE)), response: responses({ 200: ListEnvelope(CarrierWebhook) }) },
+  }, async (request) => {
+    const page = pageOf(request.query, DEFAULT_PER_PAGE);
+    const { rows, total } = await listCarrierWebhooks(db, page);
+    return listResponse(rows, total, page);
+  });
 
   app.post('/carrier-webhooks', {
     config: administers,

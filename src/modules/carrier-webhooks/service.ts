@@ -10,6 +10,7 @@ import { badRequest, gone, invalidRequest, notFound, unauthorized } from '../../
 import { recordHistory } from '../../domain/history.ts';
 import { checkSignature, keyPrefix, openSecret, randomBase62, sealSecret, sha256 } from '../../domain/secrets.ts';
 import type { Actor } from '../../http/auth.ts';
+import { onePage, type Page } from '../../http/pagination.ts';
 import { validatorCompiler } from '../../http/validation.ts';
 import { lockBatch } from '../picking/queries.ts';
 import { recordCarrierTracking } from '../picking/shipping.ts';
@@ -23,10 +24,13 @@ const PATH = '/webhooks/carrier/';
 type Row = { id: string; name: string; carrier: Carrier; token_prefix: string; created_by: string | null; created_at: string };
 const shown = (row: Row) => ({ ...row, url_path: `${PATH}${row.token_prefix}...` });
 
-export async function listCarrierWebhooks(db: Kysely<DB>) {
-  const rows = await db.selectFrom('carrier_webhooks').select(['id', 'name', 'carrier', 'token_prefix', 'created_by', 'created_at'])
-    .where('deleted_at', 'is', null).orderBy('created_at').execute();
-  return rows.map(shown);
+export async function listCarrierWebhooks(db: Kysely<DB>, page: Page) {
+  const query = db.selectFrom('carrier_webhooks').where('deleted_at', 'is', null);
+  const [rows, total] = await Promise.all([
+    query.select(['id', 'name', 'carrier', 'token_prefix', 'created_by', 'created_at']).orderBy('created_at').orderBy('id').$call(onePage(page)).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows: rows.map(shown), total: total.count };
 }
 
 export async function createCarrierWebhook(db: Kysely<DB>, config: Config, actor: Actor, input: { name: string; carrier: Carrier }) {

@@ -1,8 +1,7 @@
 import { actorOf } from '../../http/auth.ts';
-import { listResponse, pageOf } from '../../http/pagination.ts';
-import { DataEnvelope, ListEnvelope, noContent, responses } from '../../http/schemas.ts';
+import { listResponse, pageOf, pageParams } from '../../http/pagination.ts';
+import { Closed, DataEnvelope, ListEnvelope, noContent, responses } from '../../http/schemas.ts';
 import type { App, ModuleDeps } from '../../http/types.ts';
-import { Type } from 'typebox';
 import {
   DEFAULT_PER_PAGE, DeliveriesQuery, Delivery, DeliveryParams, NewSubscription, RetriedDead, Subscription, SubscriptionChange,
   SubscriptionParams, SubscriptionWithSecret,
@@ -21,8 +20,13 @@ const delivery = responses({ 200: DataEnvelope(Delivery) });
 
 export async function webhookRoutes(app: App, { db, config }: ModuleDeps) {
   app.get('/webhooks', {
-    config: manage, schema: { tags, summary: 'Webhook subscriptions', description: scoped, response: responses({ 200: DataEnvelope(Type.Array(Subscription)) }) },
-  }, async (request) => ({ data: await listSubscriptions(db, actorOf(request)) }));
+    config: manage,
+    schema: { tags, summary: 'Webhook subscriptions', description: scoped, querystring: Closed(pageParams(DEFAULT_PER_PAGE)), response: responses({ 200: ListEnvelope(Subscription) }) },
+  }, async (request) => {
+    const page = pageOf(request.query, DEFAULT_PER_PAGE);
+    const { rows, total } = await listSubscriptions(db, actorOf(request), page);
+    return listResponse(rows, total, page);
+  });
 
   app.post('/webhooks', {
     config: manage,

@@ -29,9 +29,13 @@ async function subscriptionOf(db: Kysely<DB>, actor: Actor, id: string, lock = f
   return row;
 }
 
-export async function listSubscriptions(db: Kysely<DB>, actor: Actor) {
-  const rows = await inPartnerScope(db.selectFrom('webhook_subscriptions').selectAll(), actor, 'manufacturer_id').orderBy('created_at').execute();
-  return rows.map(shown);
+export async function listSubscriptions(db: Kysely<DB>, actor: Actor, page: Page) {
+  const query = inPartnerScope(db.selectFrom('webhook_subscriptions'), actor, 'manufacturer_id');
+  const [rows, total] = await Promise.all([
+    query.selectAll().orderBy('created_at').orderBy('id').$call(onePage(page)).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows: rows.map(shown), total: total.count };
 }
 
 export async function readSubscription(db: Kysely<DB>, actor: Actor, id: string) {
