@@ -165,6 +165,13 @@ describe('pagination', () => {
     for (const query of ['page=0', 'page=-1', 'per_page=0', 'per_page=abc', 'page=1.5']) {
       expectError(await call(t.app, 'GET', `/api/v1/manufacturers?${query}`, { key: t.adminKey }), 400, 'bad_request');
     }
+    // Written in decimal digits: what JavaScript would also read as a whole number is refused, naming the field.
+    for (const [query, field] of [['page=1e3', 'page'], ['page=0x10', 'page'], ['page=%2B3', 'page'], ['per_page=%205', 'per_page'], ['page=', 'page']]) {
+      const answer = await call(t.app, 'GET', `/api/v1/manufacturers?${query}`, { key: t.adminKey });
+      expectError(answer, 400, 'bad_request');
+      assert.equal(answer.body.error.message, `querystring/${field} must be an integer`, query);
+    }
+    assert.deepEqual((await call(t.app, 'GET', '/api/v1/manufacturers?page=2&per_page=07', { key: t.adminKey })).body.meta.page, 2);
   });
 
   test('a page beyond any real list is 400, not a database error', async () => {

@@ -29,8 +29,36 @@ function makeAjv(coerceTypes: boolean | 'array', useDefaults: boolean): Ajv {
 const bodyAjv = makeAjv(false, true);
 const textAjv = makeAjv('array', true);
 
+type SchemaNode = { type?: unknown; items?: SchemaNode; anyOf?: SchemaNode[]; properties?: Record<string, SchemaNode> };
+const holdsInteger = (node: SchemaNode | undefined): boolean =>
+  node !== undefined && (node.type === 'integer' || holdsInteger(node.items) || (node.anyOf ?? []).some(holdsInteger));
+
+// Ajv coerces any text that JavaScript reads as a whole number ('1e3', '0x10', '+3', ' 3'); an integer in a query or
+// a path is written in decimal digits (CONTRACT: a value that is not an integer is 400), so those are refused first.
+const DIGITS = /^-?\d+$/;
+const notDigits = (value: unknown) => (Array.isArray(value) ? value : [value]).some((v) => typeof v === 'string' && !DIGITS.test(v));
+
+function textValidator(schema: SchemaNode): ValidateFunction {
+  const validate = textAjv.compile(schema as object);
+  const integers = Object.entries(schema.properties ?? {}).filter(([, property]) => holdsInteger(property)).map(([name]) => name);
+  if (integers.length === 0) return validate;
+  const checked = ((data: Record<string, unknown> | null, context?: unknown) => {
+    const field = integers.find((name) => notDigits(data?.[name]));
+    if (field !== undefined) {
+      checked.errors = [{ keyword: 'type', instancePath: `/${field}`, schemaPath: '#/type', params: { type: 'integer' }, message: 'must be an integer' }];
+      return false;
+    }
+    const valid = validate(data, context as never);
+    checked.errors = validate.errors;
+    return valid;
+  }) as ValidateFunction;
+  // Fastify hands Ajv's functions the request as parent data (so a coerced root can be replaced): this one too.
+  Object.assign(checked, { schemaEnv: validate.schemaEnv, schema: validate.schema });
+  return checked;
+}
+
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+  (httpPart === 'body' ? bodyAjv.compile(schema as object) : textValidator(schema as SchemaNode)) as ReturnType<FastifySchemaCompiler<unknown>>;
 
 /** "body/role must be one of: ..." — the failing field first, so a client can see what to fix. */
 export function formatSchemaErrors(errors: ErrorObject[] | { message?: string }[], dataVar: string): Error {
