@@ -19,7 +19,7 @@ import { registerReadCache, type ReadCache } from './http/read-cache.ts';
 import { JSON_TYPE, preferredRepresentation } from './http/representations.ts';
 import type { CounterStore } from './http/rate-limit.ts';
 import type { App, ModuleDeps } from './http/types.ts';
-import { checkResponseShape, defaultEmptyBody, formatSchemaErrors, validatorCompiler } from './http/validation.ts';
+import { checkResponseShape, defaultEmptyBody, formatSchemaErrors, requireOrderedPeriod, validatorCompiler } from './http/validation.ts';
 import { accountRoutes } from './modules/account/routes.ts';
 import { adminRoutes, inviteRoutes } from './modules/admin/routes.ts';
 import { apiKeyRoutes } from './modules/api-keys/routes.ts';
@@ -72,6 +72,17 @@ export interface AppDeps {
   checkResponses?: boolean;
   /** False until migrations have run: requests that need the database get 503 meanwhile (absent: ready). */
   databaseReady?: () => boolean;
+}
+
+/** Lists and reports read over a period refuse one that ends before it starts, the same on every route. */
+function periodInOrder(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) {
+  const { from, to } = request.query as { from?: string; to?: string };
+  try {
+    if (from && to) requireOrderedPeriod(from, to);
+    done();
+  } catch (error) {
+    done(error as Error);
+  }
 }
 
 function requireJsonAccepted(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) {
@@ -231,6 +242,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     if (route.config?.optionalBody) route.preValidation = [...[route.preValidation ?? []].flat(), defaultEmptyBody] as typeof route.preValidation;
     // A route without query parameters still refuses unknown ones (a typo must not be silently ignored).
     if (!route.schema?.hide && !route.schema?.querystring) route.schema = { ...route.schema, querystring: Closed({}) };
+    const queryFields = (route.schema?.querystring as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+    if ('from' in queryFields && 'to' in queryFields) route.preHandler = [periodInOrder, ...[route.preHandler ?? []].flat()] as typeof route.preHandler;
     if (!route.url.startsWith(API_PREFIX) || route.schema?.hide) return;
     // Routes that answer only JSON refuse an Accept without it (406); the exports and files negotiate their own types,
     // and say that their answer depends on Accept (a shared cache must not give a CSV to a JSON client).

@@ -174,6 +174,21 @@ describe('pagination', () => {
     assert.deepEqual((await call(t.app, 'GET', '/api/v1/manufacturers?page=2&per_page=07', { key: t.adminKey })).body.meta.page, 2);
   });
 
+  test('a period that ends before it starts is 400 on every list and report that reads one; a default start stays in year 1', async () => {
+    for (const path of ['/orders', '/inventory/movements', '/receiving', '/reports/movements', '/reports/receiving']) {
+      const answer = await call(t.app, 'GET', `/api/v1${path}?from=2026-12-01&to=2026-11-05`, { key: t.adminKey });
+      expectError(answer, 400, 'bad_request');
+      assert.equal(answer.body.error.message, 'from (2026-12-01) is after to (2026-11-05)', path);
+      assert.equal((await call(t.app, 'GET', `/api/v1${path}?from=2026-11-05&to=2026-11-05`, { key: t.adminKey })).status, 200, path);
+    }
+    // Without from, a period reaches back 30 days from to, but not before 0001-01-01 (PostgreSQL has no year 0).
+    for (const report of ['receiving', 'movements', 'order-fulfillment', 'exceptions', 'cycle-count-accuracy']) {
+      const answer = await call(t.app, 'GET', `/api/v1/reports/${report}?to=0001-01-01`, { key: t.adminKey });
+      assert.equal(answer.status, 200, `${report}: ${JSON.stringify(answer.body)}`);
+      assert.equal(JSON.stringify(answer.body).includes('0000-'), false, report);
+    }
+  });
+
   test('a page beyond any real list is 400, not a database error', async () => {
     expectError(await call(t.app, 'GET', '/api/v1/manufacturers?page=1000000000000000000', { key: t.adminKey }), 400, 'bad_request');
     const last = await call(t.app, 'GET', '/api/v1/manufacturers?page=10000000', { key: t.adminKey });

@@ -2,6 +2,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
+import { badRequest } from '../domain/errors.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -59,6 +60,14 @@ function textValidator(schema: SchemaNode): ValidateFunction {
 
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
   (httpPart === 'body' ? bodyAjv.compile(schema as object) : textValidator(schema as SchemaNode)) as ReturnType<FastifySchemaCompiler<unknown>>;
+
+/**
+ * A period (`from`, `to`: YYYY-MM-DD, both inclusive) that ends before it starts is 400: an empty answer would look
+ * like a period without activity.
+ */
+export function requireOrderedPeriod(from: string, to: string): void {
+  if (from > to) throw badRequest(`from (${from}) is after to (${to})`);
+}
 
 /** "body/role must be one of: ..." — the failing field first, so a client can see what to fix. */
 export function formatSchemaErrors(errors: ErrorObject[] | { message?: string }[], dataVar: string): Error {

@@ -3,9 +3,10 @@
 import { Type, type TProperties } from 'typebox';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-import { badRequest, invalidRequest, notFound } from '../../domain/errors.ts';
+import { invalidRequest, notFound } from '../../domain/errors.ts';
 import type { Actor } from '../../http/auth.ts';
 import { pageParams } from '../../http/pagination.ts';
+import { requireOrderedPeriod } from '../../http/validation.ts';
 import { Uuid } from '../../http/schemas.ts';
 
 export const DEFAULT_PERIOD_DAYS = 30;
@@ -38,11 +39,15 @@ export interface Period {
 }
 
 const dayOf = (at: number) => new Date(at).toISOString().slice(0, 10);
+const FIRST_DAY = '0001-01-01';
+// Years 1 to 9999 as YYYY-MM-DD order as text.
+const maxDay = (a: string, b: string) => (a > b ? a : b);
 
 export function periodOf(query: { from?: string; to?: string }, now = Date.now()): Period {
   const to = query.to ?? dayOf(now);
-  const from = query.from ?? dayOf(Date.parse(`${to}T00:00:00Z`) - (DEFAULT_PERIOD_DAYS - 1) * DAY_MS);
-  if (from > to) throw badRequest(`from (${from}) is after to (${to})`);
+  // The default start stays in year 1: before it, a date has no YYYY-MM-DD (and PostgreSQL refuses year 0).
+  const from = query.from ?? maxDay(FIRST_DAY, dayOf(Date.parse(`${to}T00:00:00Z`) - (DEFAULT_PERIOD_DAYS - 1) * DAY_MS));
+  requireOrderedPeriod(from, to);
   return { from, to, start: new Date(`${from}T00:00:00Z`), end: new Date(Date.parse(`${to}T00:00:00Z`) + DAY_MS) };
 }
 
