@@ -312,6 +312,8 @@ function withPreparedStatements(pool: pg.Pool, named: boolean, readTimeoutMs: nu
   };
 }
 
+type QueryRequest = pg.QueryConfig & { rowMode?: 'array' };
+
 /**
  * One query's answer, or after `readTimeoutMs` (0: none) a 'Query read timeout' error; the connection is then thrown
  * away on release, since its query is still in flight. pg has both built in (`query_timeout`, and a promise when no
@@ -320,8 +322,6 @@ function withPreparedStatements(pool: pg.Pool, named: boolean, readTimeoutMs: nu
  * 170-280 MB moved in 8 s through pg's promise or its query_timeout, 7 MB with this callback; in the service that was
  * 30 KB moved per item page, 14-22 ms scavenges and a full collection every 9 s under a list load.
  */
-type QueryRequest = pg.QueryConfig & { rowMode?: 'array' };
-
 function answerOf(client: pg.PoolClient, config: QueryRequest, readTimeoutMs: number): Promise<pg.QueryResult> {
   return new Promise((resolve, reject) => {
     const timer = readTimeoutMs ? setTimeout(() => reject(new Error('Query read timeout')), readTimeoutMs) : undefined;
