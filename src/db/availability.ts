@@ -13,11 +13,14 @@ const SOCKET_ERRORS = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED',
 ]);
 
+/** The error of a query the server did not answer within the read timeout (db/connect.ts). */
+export const READ_TIMEOUT_MESSAGE = 'Query read timeout';
+
 // pg and pg-pool report a lost, timed-out or closed connection as a plain Error with one of these messages.
 const CONNECTION_MESSAGES = [
   'Connection terminated',
   'timeout exceeded when trying to connect',
-  'Query read timeout',
+  READ_TIMEOUT_MESSAGE,
   'is not queryable',
   'Cannot use a pool after calling end on the pool',
   // Kysely, for a query made after the service began to close its database.
@@ -35,6 +38,14 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   }
   if (error instanceof AggregateError) return error.errors.some(isDatabaseUnavailable);
   return CONNECTION_MESSAGES.some((message) => error.message.includes(message));
+}
+
+/**
+ * Whether an unavailable database is in fact one that took too long: a statement cancelled by the statement timeout
+ * (57014; nothing else cancels the service's queries) or a server that did not answer within the read timeout.
+ */
+export function tookTooLong(error: Error): boolean {
+  return (error as { code?: unknown }).code === '57014' || error.message.includes(READ_TIMEOUT_MESSAGE);
 }
 
 /**

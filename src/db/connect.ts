@@ -6,7 +6,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kysely, PostgresDialect, sql, type PostgresPool } from 'kysely';
 import pg from 'pg';
-import { isConnectionBroken, isDatabaseUnavailable } from './availability.ts';
+import { isConnectionBroken, isDatabaseUnavailable, READ_TIMEOUT_MESSAGE } from './availability.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { PGliteDialect } from './pglite-driver.ts';
 import { withRequestTransactions } from './request-transaction.ts';
@@ -315,7 +315,7 @@ function withPreparedStatements(pool: pg.Pool, named: boolean, readTimeoutMs: nu
 type QueryRequest = pg.QueryConfig & { rowMode?: 'array' };
 
 /**
- * One query's answer, or after `readTimeoutMs` (0: none) a 'Query read timeout' error; the connection is then thrown
+ * One query's answer, or after `readTimeoutMs` (0: none) a read timeout error; the connection is then thrown
  * away on release, since its query is still in flight. pg has both built in (`query_timeout`, and a promise when no
  * callback is given), but every answer it gives that way stays reachable past two young-generation collections, so
  * V8 moves its rows to the old generation. Measured on a loop of 10 connections reading the item page (`--trace-gc-nvp`):
@@ -324,7 +324,7 @@ type QueryRequest = pg.QueryConfig & { rowMode?: 'array' };
  */
 function answerOf(client: pg.PoolClient, config: QueryRequest, readTimeoutMs: number): Promise<pg.QueryResult> {
   return new Promise((resolve, reject) => {
-    const timer = readTimeoutMs ? setTimeout(() => reject(new Error('Query read timeout')), readTimeoutMs) : undefined;
+    const timer = readTimeoutMs ? setTimeout(() => reject(new Error(READ_TIMEOUT_MESSAGE)), readTimeoutMs) : undefined;
     client.query(config, (error: Error | null, result: pg.QueryResult) => {
       clearTimeout(timer);
       if (error) reject(error);

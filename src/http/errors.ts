@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseUnavailable } from '../db/availability.ts';
+import { isDatabaseUnavailable, tookTooLong } from '../db/availability.ts';
 import { ApiError, badRequest, conflict, invalidRequest, unavailable, unsupportedMediaType } from '../domain/errors.ts';
 
 // Unique constraints whose violation is the client's fault, by constraint name.
@@ -42,10 +42,6 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.details !== undefined) body.error.details = error.details;
   return reply.code(error.status).headers(error.headers).send(body);
 }
-
-// SQLSTATE 57014 is a statement cancelled, by the statement timeout here (no one else cancels the service's queries);
-// 'Query read timeout' is the driver giving up on a server that did not answer (db/connect.ts).
-const tookTooLong = (error: Error) => (error as { code?: unknown }).code === '57014' || error.message.includes('Query read timeout');
 
 /** Fastify's own errors (parsing, validation, limits) and everything thrown by handlers. */
 export function toApiError(error: FastifyError | Error, request: FastifyRequest): ApiError {

@@ -53,8 +53,8 @@ function textValidator(schema: SchemaNode): ValidateFunction {
     checked.errors = validate.errors;
     return valid;
   }) as ValidateFunction;
-  // Fastify hands Ajv's functions the request as parent data (so a coerced root can be replaced): this one too.
-  Object.assign(checked, { schemaEnv: validate.schemaEnv, schema: validate.schema });
+  // Fastify hands Ajv's functions (those with a schemaEnv) the request as parent data, so a coerced root can be replaced.
+  checked.schemaEnv = validate.schemaEnv;
   return checked;
 }
 
