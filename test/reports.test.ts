@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { parse } from 'csv-parse/sync';
-import { call, createItem, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
+import { call, createItem, createLocation, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
 import { ok, packedBatch, post, releasedOrder, setUpFloor, startedBatch, stockedItem, type Floor } from './picking-kit.ts';
 
 let t: TestApp;
@@ -139,6 +139,30 @@ describe('stock reports', () => {
     const numbers = new Map((await t.db.selectFrom('items').select(['id', 'item_number_normalized']).execute()).map((i) => [i.id, i.item_number_normalized]));
     const keys = answer.data.map((row: any) => [numbers.get(row.item_id)!, row.item_id, row.location_code ?? '\u{10FFFF}'].join('\u0000'));
     assert.deepEqual(keys, [...keys].sort());
+  });
+
+  test('stock status: pages of any size split an item\'s bins without repeating or skipping one', async () => {
+    // An item with four bins, two of them the same location (available, then quarantine): empty bins kept, a fixture.
+    const item = await createItem(t, floor.partner, 'PK-SPREAD');
+    const [first, second] = [await createLocation(t, 'SPREAD-A'), await createLocation(t, 'SPREAD-B')];
+    await t.db.insertInto('item_locations').values([
+      { item_id: item, location_id: second, inventory_status: 'quarantine' }, { item_id: item, location_id: floor.bin },
+      { item_id: item, location_id: second }, { item_id: item, location_id: first },
+    ]).execute();
+    const whole = (await report('stock-status', 'per_page=100')).body;
+    assert.ok(whole.meta.total_count < 100, 'the whole report fits one page');
+    assert.deepEqual(whole.data.filter((row: any) => row.item_id === item).map((row: any) => [row.location_code, row.inventory_status]),
+      [['A-01-02', 'available'], ['SPREAD-A', 'available'], ['SPREAD-B', 'available'], ['SPREAD-B', 'quarantine']]);
+    for (const size of [1, 3, 4]) {
+      const paged: any[] = [];
+      for (let page = 1; page <= Math.ceil(whole.meta.total_count / size); page++) {
+        const answer = (await report('stock-status', `per_page=${size}&page=${page}`)).body;
+        assert.equal(answer.meta.total_count, whole.meta.total_count);
+        paged.push(...answer.data);
+      }
+      assert.deepEqual(paged, whole.data, `pages of ${size}`);
+    }
+    assert.deepEqual((await report('stock-status', `per_page=3&page=${Math.ceil(whole.meta.total_count / 3) + 1}`)).body.data, [], 'past the end');
   });
 
   test('velocity: units shipped ranked into fast (80% of units) and slow; stock that did not ship is dead', async () => {
