@@ -107,13 +107,19 @@ const redactSecrets = (url: string) => url.replace(/^\/invites\/[^/?]+/, '/invit
 // pino says whether a level is on; the silent logger of tests has no such method and logs nothing anyway.
 const logsRequests = (log: FastifyBaseLogger) => (log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') ?? true;
 
-const lineWritten = Symbol('request line written');
+const recorded = Symbol('request recorded');
+type RecordResponse = (request: FastifyRequest, reply: FastifyReply) => void;
 
-/** The request's one log line (docs/operations.md, Logs); `clientLeft`: its client was gone before the answer. */
-function logRequest(request: FastifyRequest, reply: FastifyReply, clientLeft: boolean): void {
-  const marked = request as FastifyRequest & { [lineWritten]?: true };
-  if (marked[lineWritten] || !logsRequests(request.log)) return;
-  marked[lineWritten] = true;
+/**
+ * What a finished request leaves, once: its log line (docs/operations.md, Logs) and, with metrics on, its duration.
+ * `clientLeft`: its client was gone before the answer.
+ */
+function recordRequest(request: FastifyRequest, reply: FastifyReply, clientLeft: boolean, measure: RecordResponse | undefined): void {
+  const marked = request as FastifyRequest & { [recorded]?: true };
+  if (marked[recorded]) return;
+  marked[recorded] = true;
+  measure?.(request, reply);
+  if (!logsRequests(request.log)) return;
   request.log.info(
     {
       method: request.method, url: redactSecrets(request.url), status: reply.statusCode, keyId: request.actor?.apiKeyId,
@@ -124,14 +130,15 @@ function logRequest(request: FastifyRequest, reply: FastifyReply, clientLeft: bo
 }
 
 /**
- * The line of a request whose client left before its answer: Node never finishes such a response, so the onResponse
- * hook that writes the line never runs, while the work goes on to its end (an order entered whole, say). Written as
+ * The record of a request whose client left before its answer: Node never finishes such a response, so the onResponse
+ * hook that records requests never runs, while the work goes on to its end (an order entered whole, say). Recorded as
  * the answer would go out, after the request's own onSend hooks (the request transaction's commit runs first of them).
  */
-function logWhenClientLeft(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
-  if (request.raw.socket?.destroyed === true) logRequest(request, reply, true);
-  done(null, payload);
-}
+const recordWhenClientLeft = (measure: RecordResponse | undefined) =>
+  function recordWhenClientLeft(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) {
+    if (request.raw.socket?.destroyed === true) recordRequest(request, reply, true, measure);
+    done(null, payload);
+  };
 
 /** The reference's script (4.9 MB): it changes only with an upgrade of the package, so browsers keep it for a day. */
 const DOCS_SCRIPT = '/docs/js/scalar.js';
@@ -208,7 +215,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   app.setErrorHandler((error, request, reply) => sendError(reply, toApiError(error as Error, request)));
   app.setNotFoundHandler((request, reply) => sendError(reply, routeNotFound(request)));
-  if (config.metricsToken) registerMetrics(app, deps.metrics ?? createMetrics(), { token: config.metricsToken, db, poolStats: deps.poolStats });
+  const measure = config.metricsToken
+    ? registerMetrics(app, deps.metrics ?? createMetrics(), { token: config.metricsToken, db, poolStats: deps.poolStats })
+    : undefined;
+  const whenClientLeft = recordWhenClientLeft(measure);
 
   // Callback-style hooks: no promise per request for work this small.
   let closing = false;
@@ -232,13 +242,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     done(null, payload);
   });
   app.addHook('onResponse', (request, reply, done) => {
-    logRequest(request, reply, false);
+    recordRequest(request, reply, false, measure);
     done();
   });
   if (deps.checkResponses) app.addHook('onSend', checkResponseShape);
 
   app.addHook('onRoute', (route) => {
-    route.onSend = [...[route.onSend ?? []].flat(), logWhenClientLeft] as typeof route.onSend;
+    route.onSend = [...[route.onSend ?? []].flat(), whenClientLeft] as typeof route.onSend;
     if (route.config?.optionalBody) route.preValidation = [...[route.preValidation ?? []].flat(), defaultEmptyBody] as typeof route.preValidation;
     // A route without query parameters still refuses unknown ones (a typo must not be silently ignored).
     if (!route.schema?.hide && !route.schema?.querystring) route.schema = { ...route.schema, querystring: Closed({}) };

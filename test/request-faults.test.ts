@@ -5,6 +5,7 @@ import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
+import { createMetrics } from '../src/http/metrics.ts';
 import { adjust, call, createCustomer, createItem, createLocation, createManufacturer, expectError, freshDatabase, onPostgres, startApp, type TestApp } from './helpers.ts';
 
 const STATEMENT_TIMEOUT_MS = 800;
@@ -16,11 +17,18 @@ describe('a write cut short', { skip: onPostgres ? false : 'needs TEST_DATABASE_
   let partner: string;
   let customer: string;
   let bin: string;
+  const metrics = createMetrics();
+  /** Order entries the request-duration metric has counted, by status. */
+  const ordersMeasured = async (status: number) => (await metrics.requestDuration.get()).values.find((v) =>
+    v.metricName === 'wms_http_request_duration_seconds_count' && v.labels.method === 'POST' && v.labels.route === '/api/v1/orders' &&
+    v.labels.status === String(status))?.value ?? 0;
 
   before(async () => {
     t = await startApp({
       database: await freshDatabase({ statementTimeoutMs: STATEMENT_TIMEOUT_MS }),
       logStream: { write: (line) => void logLines.push(JSON.parse(line)) },
+      env: { WMS_METRICS_TOKEN: 'faults-metrics-token' },
+      metrics,
     });
     partner = await createManufacturer(t, 'CUT');
     bin = await createLocation(t, 'CUT-01');
@@ -109,6 +117,7 @@ describe('a write cut short', { skip: onPostgres ? false : 'needs TEST_DATABASE_
   test('a client that drops the connection mid-request: the order is written whole, logged once, and its Idempotency-Key replays it', async () => {
     const item = await stockedItem('CUT-DROP');
     const linesBefore = logLines.length;
+    const measuredBefore = await ordersMeasured(201);
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = t.app.server.address() as AddressInfo;
     const body = JSON.stringify(orderBody(item, 'PO-DROPPED'));
@@ -140,6 +149,8 @@ describe('a write cut short', { skip: onPostgres ? false : 'needs TEST_DATABASE_
       .map(({ status, clientLeft }) => ({ status, clientLeft }));
     for (let waited = 0; entered().length === 0 && waited < 2000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
     assert.deepEqual(entered(), [{ status: 201, clientLeft: true }]);
+    // And its duration is measured, once.
+    assert.equal(await ordersMeasured(201), measuredBefore + 1);
 
     // The client that lost the answer asks again with the same key: the first answer, not a second order.
     const again = await call(t.app, 'POST', '/api/v1/orders', { key: t.adminKey, body: JSON.parse(body), headers: { 'idempotency-key': 'cut-short-drop-1' } });
@@ -148,5 +159,6 @@ describe('a write cut short', { skip: onPostgres ? false : 'needs TEST_DATABASE_
     assert.equal((await entryOf('PO-DROPPED', item)).orders.length, 1);
     // The replay, answered: its line has no clientLeft.
     assert.deepEqual(entered(), [{ status: 201, clientLeft: true }, { status: 201, clientLeft: undefined }]);
+    assert.equal(await ordersMeasured(201), measuredBefore + 2);
   });
 });

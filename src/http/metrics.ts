@@ -5,7 +5,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PoolStats } from '../db/connect.ts';
 import type { DB } from '../db/schema.ts';
 import { unauthorized } from '../domain/errors.ts';
@@ -38,17 +38,13 @@ export function createMetrics(): Metrics {
 }
 
 /**
- * Measures every response and serves GET /metrics to requests bearing `token`. Registered only when WMS_METRICS_TOKEN is
- * set: without it there is no /metrics (404) and no request pays for being measured.
+ * Serves GET /metrics to requests bearing `token`, and returns what measures a finished request (the app calls it once
+ * per request, answered or not: app.ts, recordRequest). Registered only when WMS_METRICS_TOKEN is set: without it there
+ * is no /metrics (404) and no request pays for being measured.
  */
-export function registerMetrics(app: FastifyInstance, metrics: Metrics, options: { token: string; db: Kysely<DB>; poolStats?: () => PoolStats }): void {
-  app.addHook('onResponse', (request, reply, done) => {
-    // The route's pattern, not the URL: ids in paths would make a series per record.
-    const route = request.routeOptions.url ?? 'unmatched';
-    metrics.requestDuration.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
-    if (reply.statusCode === 429) metrics.rateLimitRefusals.inc();
-    done();
-  });
+export function registerMetrics(
+  app: FastifyInstance, metrics: Metrics, options: { token: string; db: Kysely<DB>; poolStats?: () => PoolStats },
+): (request: FastifyRequest, reply: FastifyReply) => void {
 
   const { poolStats } = options;
   if (poolStats) {
@@ -80,4 +76,11 @@ export function registerMetrics(app: FastifyInstance, metrics: Metrics, options:
     oldest.set(pending!.age ?? 0);
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
+
+  return (request, reply) => {
+    // The route's pattern, not the URL: ids in paths would make a series per record.
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.requestDuration.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    if (reply.statusCode === 429) metrics.rateLimitRefusals.inc();
+  };
 }
