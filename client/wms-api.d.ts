@@ -2952,7 +2952,7 @@ export interface paths {
         };
         /**
          * On hand, committed and available by item and bin, with reorder status
-         * @description Every item with its bins (quarantine bins included, marked so), ordered by item number and location code. `below_reorder=1` keeps the items whose available stock is under their reorder level.
+         * @description Every item with its bins (quarantine bins included, marked so), ordered by item number and location code (at one location, available before quarantine). `below_reorder=1` keeps the items whose available stock is under their reorder level.
          *
          *     An unknown manufacturer is 422. Permission history.view; a partner-scoped key gets 404. `Accept: text/csv` answers every row of the report (no paging) as CSV.
          *

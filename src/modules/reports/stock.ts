@@ -1,7 +1,7 @@
 // Reports of the stock as it stands: its value, its status by bin, and how fast it moves.
 import { sql, type RawBuilder } from 'kysely';
-import { EVERY_ROW, type Page } from '../../http/pagination.ts';
 import { Type } from 'typebox';
+import { EVERY_ROW, type Page } from '../../http/pagination.ts';
 import { Closed, Nullable, NullableEnum, Timestamp, Uuid } from '../../http/schemas.ts';
 import { INVENTORY_STATUSES } from '../inventory/schemas.ts';
 import { columnsOf, PartnerRow, partnerOf, type Report } from './report.ts';
@@ -68,7 +68,7 @@ const StockStatusRow = Closed({
 export const stockStatus: Report = {
   name: 'stock-status',
   summary: 'On hand, committed and available by item and bin, with reorder status',
-  description: 'Every item with its bins (quarantine bins included, marked so), ordered by item number and location code. ' +
+  description: 'Every item with its bins (quarantine bins included, marked so), ordered by item number and location code (at one location, available before quarantine). ' +
     '`below_reorder=1` keeps the items whose available stock is under their reorder level.',
   periodic: false,
   defaultPerPage: 50,
