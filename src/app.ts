@@ -5,6 +5,7 @@ import swagger from '@fastify/swagger';
 import apiReference from '@scalar/fastify-api-reference';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { sql, type Kysely } from 'kysely';
+import { Type } from 'typebox';
 import type { Config } from './config.ts';
 import type { Database } from './db/connect.ts';
 import type { DB } from './db/schema.ts';
@@ -12,7 +13,7 @@ import { actorCache, AUTH_CHANNEL } from './http/actor-cache.ts';
 import { registerAuth, API_PREFIX } from './http/auth.ts';
 import { answerClientError, answerUnknownExpectation, sendError, toApiError } from './http/errors.ts';
 import { ApiError, unavailable } from './domain/errors.ts';
-import { Closed } from './http/schemas.ts';
+import { Closed, DataEnvelope, responses } from './http/schemas.ts';
 import { completeDocument } from './http/openapi-document.ts';
 import { registerIdempotency } from './http/idempotency.ts';
 import { registerReadCache, type ReadCache } from './http/read-cache.ts';
@@ -172,6 +173,15 @@ const DOCS_CONFIGURATION = {
 
 const READY_CHECK_TIMEOUT_MS = 2000;
 
+const Liveness = Closed({ status: Type.Literal('ok') });
+const Readiness = Closed({
+  status: Type.Literal('ready'),
+  database: Type.Literal('ok'),
+  redis: Type.Enum(['memory', 'redis', 'degraded'], {
+    description: 'Where rate limits are counted: memory (no REDIS_URL), redis, or degraded (Redis unreachable: counted per instance meanwhile).',
+  }),
+});
+
 /** `select 1` through the request pool, given up after the time (a frozen server must not hang the probe). */
 async function pingThroughPool(db: Kysely<DB>, timeoutMs: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
@@ -289,12 +299,22 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.decorateRequest('actor', null);
   app.decorateRequest('idempotencyClaim', null);
 
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ data: { status: 'ok' } }));
-  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+  // The probes a load balancer or an orchestrator polls; no key (docs/operations.md, Health).
+  app.get('/healthz', {
+    schema: { tags: ['Operations'], summary: 'Liveness: the process is up', response: responses({ 200: DataEnvelope(Liveness) }) },
+  }, async () => ({ data: { status: 'ok' as const } }));
+  app.get('/readyz', {
+    schema: {
+      tags: ['Operations'], summary: 'Readiness: the database answers',
+      description: '503 `unavailable` while the service starts, while the database does not answer, or while the service stops; ' +
+        'its `details` say which (`database`, `redis`).',
+      response: responses({ 200: DataEnvelope(Readiness) }),
+    },
+  }, async (_request, reply) => {
     const redis = deps.counters.health();
     const answers = deps.ping ? await deps.ping(READY_CHECK_TIMEOUT_MS) : await pingThroughPool(db, READY_CHECK_TIMEOUT_MS);
     if (!answers) return sendError(reply, unavailable('the database is unreachable', { database: 'unavailable', redis }));
-    return { data: { status: 'ready', database: 'ok', redis } };
+    return { data: { status: 'ready' as const, database: 'ok' as const, redis } };
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   // The interactive reference (Scalar), its script served from our own dependencies: installations may run offline.

@@ -89,7 +89,7 @@ test('documents every route the app serves, each with responses, and a body sche
     'get /api/v1/webhooks', 'post /api/v1/webhooks', 'get /api/v1/webhooks/{id}', 'patch /api/v1/webhooks/{id}', 'delete /api/v1/webhooks/{id}',
     'post /api/v1/webhooks/{id}/rotate-secret', 'post /api/v1/webhooks/{id}/ping', 'get /api/v1/webhooks/{id}/deliveries',
     'post /api/v1/webhooks/{id}/deliveries/{deliveryId}/retry', 'post /api/v1/webhooks/{id}/deliveries/retry-dead',
-    'get /api/v1/history', 'get /api/v1/manufacturers/{id}/statement',
+    'get /api/v1/history', 'get /api/v1/manufacturers/{id}/statement', 'get /healthz', 'get /readyz',
     ...['inventory-valuation', 'stock-status', 'order-fulfillment', 'receiving', 'movements', 'cycle-count-accuracy', 'exceptions', 'velocity']
       .map((report) => `get /api/v1/reports/${report}`),
   ];
@@ -217,4 +217,10 @@ test('health endpoints answer without a key', async () => {
   assert.deepEqual((await call(t.app, 'GET', '/healthz')).body, { data: { status: 'ok' } });
   // Without REDIS_URL the limits are counted in memory, which is not a fault.
   assert.deepEqual((await call(t.app, 'GET', '/readyz')).body, { data: { status: 'ready', database: 'ok', redis: 'memory' } });
+  // Documented for whoever configures the probes: no key, the 503 a readiness probe acts on.
+  for (const path of ['/healthz', '/readyz']) {
+    assert.deepEqual(doc.paths[path].get.security, [], `${path} needs no key`);
+    assert.ok(doc.paths[path].get.responses['503'], `${path} documents 503`);
+  }
+  assert.deepEqual(doc.paths['/readyz'].get.responses['200'].content['application/json'].schema.properties.data.properties.redis.enum, ['memory', 'redis', 'degraded']);
 });

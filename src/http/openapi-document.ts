@@ -43,6 +43,7 @@ const AREAS: Record<string, string> = {
   'Carrier webhooks': 'Tracking updates posted by carriers, signed per tenant.',
   History: 'The audit history of any record.',
   Reports: 'Reports of the office (JSON or CSV) and the consignor statement.',
+  Operations: 'Probes for a load balancer or an orchestrator, without a key: the process is up (liveness), its database answers (readiness).',
 };
 
 // The answers an operation may give besides its success, by what the operation is; each names the codes it carries.
