@@ -299,23 +299,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.decorateRequest('actor', null);
   app.decorateRequest('idempotencyClaim', null);
 
-  // The probes a load balancer or an orchestrator polls; no key (docs/operations.md, Health).
-  app.get('/healthz', {
-    schema: { tags: ['Operations'], summary: 'Liveness: the process is up', response: responses({ 200: DataEnvelope(Liveness) }) },
-  }, async () => ({ data: { status: 'ok' as const } }));
-  app.get('/readyz', {
-    schema: {
-      tags: ['Operations'], summary: 'Readiness: the database answers',
-      description: '503 `unavailable` while the service starts, while the database does not answer, or while the service stops; ' +
-        'its `details` say which (`database`, `redis`).',
-      response: responses({ 200: DataEnvelope(Readiness) }),
-    },
-  }, async (_request, reply) => {
-    const redis = deps.counters.health();
-    const answers = deps.ping ? await deps.ping(READY_CHECK_TIMEOUT_MS) : await pingThroughPool(db, READY_CHECK_TIMEOUT_MS);
-    if (!answers) return sendError(reply, unavailable('the database is unreachable', { database: 'unavailable', redis }));
-    return { data: { status: 'ready' as const, database: 'ok' as const, redis } };
-  });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   // The interactive reference (Scalar), its script served from our own dependencies: installations may run offline.
   await app.register(apiReference, {
@@ -379,6 +362,25 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await historyRoutes(api as App, moduleDeps);
     await reportRoutes(api as App, moduleDeps);
   }, { prefix: API_PREFIX });
+
+  // The probes a load balancer or an orchestrator polls; no key (docs/operations.md, Probes). Declared
+  // last: the reference lists its areas in the order of their first route, and opens on the first.
+  app.get('/healthz', {
+    schema: { tags: ['Operations'], summary: 'Liveness: the process is up', response: responses({ 200: DataEnvelope(Liveness) }) },
+  }, async () => ({ data: { status: 'ok' as const } }));
+  app.get('/readyz', {
+    schema: {
+      tags: ['Operations'], summary: 'Readiness: the database answers',
+      description: '503 `unavailable` while the service starts, while the database does not answer, or while the service stops; ' +
+        'its `details` say which (`database`, `redis`).',
+      response: responses({ 200: DataEnvelope(Readiness) }),
+    },
+  }, async (_request, reply) => {
+    const redis = deps.counters.health();
+    const answers = deps.ping ? await deps.ping(READY_CHECK_TIMEOUT_MS) : await pingThroughPool(db, READY_CHECK_TIMEOUT_MS);
+    if (!answers) return sendError(reply, unavailable('the database is unreachable', { database: 'unavailable', redis }));
+    return { data: { status: 'ready' as const, database: 'ok' as const, redis } };
+  });
 
   return app;
 }
