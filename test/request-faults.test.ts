@@ -161,4 +161,29 @@ describe('a write cut short', { skip: onPostgres ? false : 'needs TEST_DATABASE_
     assert.deepEqual(entered(), [{ status: 201, clientLeft: true }, { status: 201, clientLeft: undefined }]);
     assert.equal(await ordersMeasured(201), measuredBefore + 2);
   });
+
+  test('a client that closes the connection before its body arrives whole: a 400 of its own, not a database outage, and nothing written', async () => {
+    const item = await stockedItem('CUT-BODY');
+    const linesBefore = logLines.length;
+    const before = { ...(await entryOf('PO-CUT-BODY', item)), unavailable: await ordersMeasured(503), refused: await ordersMeasured(400) };
+    if (!t.app.server.listening) await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    const body = JSON.stringify(orderBody(item, 'PO-CUT-BODY'));
+    const cut = request({
+      host: '127.0.0.1', port, method: 'POST', path: '/api/v1/orders',
+      headers: { authorization: `Bearer ${t.adminKey}`, 'content-type': 'application/json', 'content-length': String(body.length) },
+    });
+    const gone = new Promise<void>((resolve) => cut.on('error', () => resolve()).on('close', () => resolve()));
+    cut.write(body.slice(0, 20));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    cut.destroy();
+    await gone;
+
+    const lines = () => logLines.slice(linesBefore);
+    for (let waited = 0; !lines().some((l) => l.msg === 'request') && waited < 2000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(lines().filter((l) => l.msg === 'request').map(({ status, clientLeft }) => ({ status, clientLeft })), [{ status: 400, clientLeft: true }]);
+    assert.deepEqual(lines().filter((l) => l.msg === 'database unavailable'), [], 'no database warning');
+    assert.deepEqual({ ...(await entryOf('PO-CUT-BODY', item)), unavailable: await ordersMeasured(503), refused: await ordersMeasured(400) },
+      { ...before, refused: before.refused + 1 });
+  });
 });

@@ -43,9 +43,14 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   return reply.code(error.status).headers(error.headers).send(body);
 }
 
+const isBodyAborted = (error: Error) => error.message === 'aborted' && (error as FastifyError).code === 'ECONNRESET' && (error as FastifyError).statusCode === 400;
+
 /** Fastify's own errors (parsing, validation, limits) and everything thrown by handlers. */
 export function toApiError(error: FastifyError | Error, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error;
+  // The client closed the connection before its body arrived whole (Node's 'aborted', ECONNRESET, which Fastify marks
+  // 400): nothing ran and no answer reaches it. Its socket's code must not read as the database's.
+  if (isBodyAborted(error)) return badRequest('the request body was cut off: the client closed the connection before sending all of it');
   if (isDatabaseUnavailable(error)) {
     request.log.warn({ err: error, reqId: request.id }, 'database unavailable');
     // A statement cut by the statement timeout, or a server that stopped answering: the database is there, the request
