@@ -164,6 +164,15 @@ describe('delivery', () => {
     assert.equal(event.kind, 'inventory.adjusted');
     assert.equal(hit.headers['x-service-event-kind'], 'inventory.adjusted');
     assert.throws(() => stripe.webhooks.constructEvent(hit.body, hit.headers['x-service-signature'] as string, 'whsec_wrong'));
+    // The body is the event as the poll shows it, its time written the same way (ISO, UTC, milliseconds).
+    let polled: unknown;
+    for (let page = 1; polled === undefined; page++) {
+      const answer = (await api('GET', `/shipments/events?kind=inventory.adjusted&per_page=100&page=${page}`)).body;
+      polled = answer.data.find((e: { id: string }) => e.id === eventId);
+      if (page >= answer.meta.total_pages) break;
+    }
+    assert.deepEqual(JSON.parse(hit.body), polled);
+    assert.match(JSON.parse(hit.body).occurred_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     const rows = await deliveriesOf(sub.id);
     const row = rows.find((r) => r.event_id === eventId)!;
     assert.equal(hit.headers['x-service-delivery-id'], row.id);

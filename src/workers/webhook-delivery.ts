@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { PLANNED_EACH_TIME } from '../db/connect.ts';
 import type { DB } from '../db/schema.ts';
+import { isoTextOf } from '../db/timestamps.ts';
 import type { Metrics } from '../http/metrics.ts';
 import { secretKeyOf } from '../db/secret-key.ts';
 import { openSecret, signatureOf } from '../domain/secrets.ts';
@@ -185,7 +186,7 @@ export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secret
       from due, webhook_subscriptions s, outbox_events e
       where d.id = due.id and s.id = d.subscription_id and e.seq = d.event_seq
       returning d.id, d.subscription_id, d.attempts, s.max_attempts, s.url, s.secret_sealed, d.event_id, d.event_kind,
-        json_build_object('id', e.id, 'kind', e.kind, 'occurred_at', e.occurred_at, 'manufacturer_id', e.manufacturer_id, 'data', e.data)::text as body
+        json_build_object('id', e.id, 'kind', e.kind, 'occurred_at', ${isoTextOf('e.occurred_at')}, 'manufacturer_id', e.manufacturer_id, 'data', e.data)::text as body
       ${PLANNED_EACH_TIME}`
       .execute(db);
     return claimed.rows;

@@ -1,6 +1,7 @@
 // Reports of the stock as it stands: its value, its status by bin, and how fast it moves.
 import { sql, type RawBuilder } from 'kysely';
 import { Type } from 'typebox';
+import { isoTextOf } from '../../db/timestamps.ts';
 import { EVERY_ROW, type Page } from '../../http/pagination.ts';
 import { Closed, Nullable, NullableEnum, Timestamp, Uuid } from '../../http/schemas.ts';
 import { INVENTORY_STATUSES } from '../inventory/schemas.ts';
@@ -201,7 +202,7 @@ export const velocity: Report = {
       numbered as (select row_number() over () n, p.* from page p),
       answered as (
         select r.n, r.item_id, i.item_number_display, i.description, i.manufacturer_id, m.code manufacturer_code, r.bucket, r.units_shipped,
-          r.shipments, to_char(r.last_shipped_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') last_shipped_at, r.qty_on_hand,
+          r.shipments, ${isoTextOf('r.last_shipped_at')} last_shipped_at, r.qty_on_hand,
           case when r.units_shipped > 0 then round(r.qty_on_hand / (r.units_shipped / ${days}::numeric), 1)::float8 end days_of_supply
         from numbered r join items i on i.id = r.item_id join manufacturers m on m.id = i.manufacturer_id)
       select (select json_agg(b) from buckets b) buckets, (select json_agg(a order by a.n) from answered a) rows`.execute(db);
