@@ -71,6 +71,10 @@ describe('access and bad input', () => {
       expectError(await report(name, '', {}, consignor), 404, 'not_found');
       assert.equal((await report(name)).status, 200, name);
     }
+    // Whatever it sends: its parameters are not checked first, so that a 400 does not tell it the report exists.
+    for (const [name, query] of [['movements', 'from=2026-05-02&to=2026-05-01'], ['stock-status', 'bogus=1'], ['velocity', 'bucket=warm']]) {
+      expectError(await report(name!, query, {}, consignor), 404, 'not_found');
+    }
   });
 
   test('from after to and malformed dates are 400, an unknown manufacturer 422, an unknown parameter 400', async () => {

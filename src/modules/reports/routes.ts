@@ -20,6 +20,8 @@ export async function reportRoutes(app: App, deps: ModuleDeps) {
   for (const report of REPORTS) {
     app.get(`/reports/${report.name}`, {
       config: { permission: 'history.view' },
+      // Before the parameters are checked: a partner-scoped key must not learn from a 400 that the route exists.
+      onRequest: async (request) => requireWarehouseReader(actorOf(request)),
       schema: {
         tags: ['Reports'], summary: report.summary,
         description: `${report.description}\n\n${report.periodic ? 'The period is UTC days from `from` to `to` (inclusive); from after to is 400. ' : ''}` +
@@ -31,7 +33,6 @@ export async function reportRoutes(app: App, deps: ModuleDeps) {
         },
       },
     }, async (request, reply) => {
-      requireWarehouseReader(actorOf(request));
       const query = request.query as Record<string, unknown> & { from?: string; to?: string; manufacturer?: string; page?: number; per_page?: number };
       const period = report.periodic ? periodOf(query) : null;
       const manufacturerId = await knownManufacturer(db, query.manufacturer);
