@@ -159,6 +159,8 @@ describe('entering an order', () => {
       [[{ item_id: 'nope', qty_ordered: 1 }], {}, /item_id/],
       [[{ item_id: a, qty_ordered: 1 }], { order_date: '2026-02-30' }, /order_date/],
       [[{ item_id: a, qty_ordered: 1 }], { order_date: '11/23/2026' }, /order_date/],
+      // Year 0 does not exist in PostgreSQL: a malformed date, named, not the database's refusal.
+      [[{ item_id: a, qty_ordered: 1 }], { order_date: '0000-01-01' }, /order_date/],
       [[{ item_id: a, qty_ordered: 1, fulfillment_source: 'drone' }], {}, /fulfillment_source/],
       [[], {}, /lines/],
     ];

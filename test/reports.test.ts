@@ -79,7 +79,9 @@ describe('access and bad input', () => {
 
   test('from after to and malformed dates are 400, an unknown manufacturer 422, an unknown parameter 400', async () => {
     expectError(await report('movements', 'from=2026-05-02&to=2026-05-01'), 400, 'bad_request');
-    for (const query of ['from=2026-13-01', 'to=yesterday', 'from=2026-02-30']) expectError(await report('movements', query), 400, 'bad_request');
+    for (const query of ['from=2026-13-01', 'to=yesterday', 'from=2026-02-30', 'from=0000-01-01&to=0001-01-02']) {
+      for (const name of ['movements', 'receiving']) expectError(await report(name, query), 400, 'bad_request');
+    }
     expectError(await report('movements', 'manufacturer=9b2f5c1e-7d7a-4a53-9d0e-1f6f0f3b9a11'), 422, 'invalid_request');
     expectError(await report('inventory-valuation', 'from=2026-01-01'), 400, 'bad_request');
     expectError(await report('velocity', 'bucket=warm'), 400, 'bad_request');

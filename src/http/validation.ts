@@ -1,6 +1,7 @@
 // Request validation and, in tests, response checking, with the one Ajv setup the service uses.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { badRequest } from '../domain/errors.ts';
 
@@ -19,9 +20,19 @@ export function defaultEmptyBody(request: FastifyRequest, _reply: FastifyReply, 
   done();
 }
 
+// PostgreSQL has no year 0 (it is 1 BC there): a date or time in year 0000 was refused by the database on some routes
+// and read as 1 BC on others, so it is a malformed value here, like a month 13. Years run from 0001 to 9999.
+type StringFormat = { validate: (value: string) => boolean; compare: (a: string, b: string) => number | undefined };
+const fromYearOne = (name: 'date' | 'date-time'): StringFormat => {
+  const format = fullFormats[name] as StringFormat;
+  return { ...format, validate: (value) => !value.startsWith('0000') && format.validate(value) };
+};
+
 function makeAjv(coerceTypes: boolean | 'array', useDefaults: boolean): Ajv {
   const ajv = new Ajv({ allErrors: false, coerceTypes, useDefaults, removeAdditional: false, strict: false });
   addFormats(ajv);
+  ajv.addFormat('date', fromYearOne('date'));
+  ajv.addFormat('date-time', fromYearOne('date-time'));
   return ajv;
 }
 
