@@ -132,6 +132,10 @@ describe('subscriptions', () => {
       { url: `${base}/x`, event_kinds: [] }, { url: `${base}/x`, event_kinds: ['order.exploded'] },
       { url: `${base}/x`, event_kinds: ['*'], max_attempts: 0 }, { url: `${base}/x`, event_kinds: ['*'], max_attempts: 21 }, { event_kinds: ['*'] },
     ]) expectError(await api('POST', '/webhooks', body), 400, 'bad_request');
+    // A partner that does not exist is a bad reference in the body (422, as everywhere), not a missing route record.
+    const before = await t.db.selectFrom('webhook_subscriptions').select('id').execute();
+    expectError(await api('POST', '/webhooks', { url: `${base}/x`, event_kinds: ['*'], manufacturer_id: '00000000-0000-4000-8000-000000000000' }), 422, 'invalid_request');
+    assert.deepEqual(await t.db.selectFrom('webhook_subscriptions').select('id').execute(), before);
     await api('DELETE', `/webhooks/${own.id}`, undefined, consignor.key);
   });
 

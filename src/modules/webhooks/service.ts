@@ -8,7 +8,7 @@ import type { DB, WebhookDeliveryAttemptsTable, WebhookSubscriptionsTable } from
 import { secretKeyOf } from '../../db/secret-key.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { isoTimeOfJson } from '../../db/timestamps.ts';
-import { forbidden, invalidStatus, notFound } from '../../domain/errors.ts';
+import { forbidden, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { randomBase62, sealSecret } from '../../domain/secrets.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
@@ -61,7 +61,9 @@ export async function createSubscription(db: Kysely<DB>, config: Config, actor: 
   const key = await secretKeyOf(db, config);
   return inTransaction(db, async (tx) => {
     const manufacturerId = actor.manufacturerId ?? input.manufacturer_id ?? null;
-    if (manufacturerId && !(await tx.selectFrom('manufacturers').select('id').where('id', '=', manufacturerId).executeTakeFirst())) throw notFound('manufacturer');
+    if (manufacturerId && !(await tx.selectFrom('manufacturers').select('id').where('id', '=', manufacturerId).executeTakeFirst())) {
+      throw invalidRequest('manufacturer_id does not name a supply partner');
+    }
     const row = await tx.insertInto('webhook_subscriptions').values({
       url: url.href, description: input.description?.trim() || null, event_kinds: kindsOf(input.event_kinds), is_active: input.is_active ?? true,
       max_attempts: input.max_attempts ?? 8, manufacturer_id: manufacturerId, secret_sealed: sealSecret(key, secret), created_by: actor.userId,
