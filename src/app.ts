@@ -15,6 +15,7 @@ import { answerClientError, answerUnknownExpectation, sendError, toApiError } fr
 import { ApiError, unavailable } from './domain/errors.ts';
 import { Closed, DataEnvelope, responses } from './http/schemas.ts';
 import { completeDocument } from './http/openapi-document.ts';
+import { RowTexts } from './http/row-texts.ts';
 import { registerIdempotency } from './http/idempotency.ts';
 import { registerReadCache, type ReadCache } from './http/read-cache.ts';
 import { JSON_TYPE, preferredRepresentation } from './http/representations.ts';
@@ -323,7 +324,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // Lists are versioned by the snapshot of the server they are read from.
   app.decorate('readCache', registerReadCache(app, reads, config.readCacheBytes));
 
-  const moduleDeps: ModuleDeps = { db, reads, config, documents: directoryStore(config.documentsDir), counters: deps.counters };
+  const moduleDeps: ModuleDeps = {
+    db, reads, config, documents: directoryStore(config.documentsDir), counters: deps.counters, rowTexts: new RowTexts(),
+  };
   await inviteRoutes(app, moduleDeps);
   await carrierInboxRoutes(app, moduleDeps);
   await app.register(async (api) => {

@@ -2,7 +2,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { call, createItem, createManufacturer, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
+import type { Actor } from '../src/http/auth.ts';
+import { pageOf } from '../src/http/pagination.ts';
+import { RowTexts } from '../src/http/row-texts.ts';
+import { listItems } from '../src/modules/items/queries.ts';
+import { call, createItem, createManufacturer, expectError, onPostgres, startApp, userWithKey, type TestApp } from './helpers.ts';
 
 let t: TestApp;
 let north: string;
@@ -223,6 +227,74 @@ describe('list', () => {
     const consignor = await userWithKey(t, 'consignor', { manufacturerId: south });
     const answer = await call(t.app, 'GET', `/api/v1/items?manufacturer=${north}`, { key: consignor.key });
     assert.deepEqual(numbers(answer), ['ABC-7777']);
+  });
+});
+
+describe('row texts: a page made of the texts of rows already answered is the page read whole', () => {
+  const staff = { manufacturerId: null } as Actor;
+  const firstPage = pageOf({}, 50);
+
+  test('the same answer whether its rows are read or known; a write to an item or its partner shows at once', async () => {
+    const read = await list(`manufacturer=${north}`);
+    const known = await list(`manufacturer=${north}`);
+    assert.deepEqual(known.body, read.body);
+    await t.db.updateTable('items').set({ description: 'Brass hinge, heavy' }).where('id', '=', ids['ABC-1243']!).execute();
+    await t.db.updateTable('manufacturers').set({ name: 'North Supply Co' }).where('id', '=', north).execute();
+    try {
+      const after = (await list(`manufacturer=${north}`)).body.data;
+      assert.deepEqual(after.map((row: any) => row.manufacturer_name), after.map(() => 'North Supply Co'));
+      assert.equal(after.find((row: any) => row.id === ids['ABC-1243']).description, 'Brass hinge, heavy');
+    } finally {
+      await t.db.updateTable('items').set({ description: 'Brass hinge' }).where('id', '=', ids['ABC-1243']!).execute();
+      await t.db.updateTable('manufacturers').set({ name: 'NORTH' }).where('id', '=', north).execute();
+    }
+  });
+
+  test('known rows cost one statement; unknown ones are read by id', async () => {
+    const statements: string[] = [];
+    const counted = t.db.withPlugin({
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        statements.push(args.queryId.queryId);
+        return args.result;
+      },
+    });
+    const texts = new RowTexts();
+    await listItems(counted, staff, { manufacturer: north }, firstPage, texts);
+    assert.equal(statements.length, 2, 'the versions, then the rows by id');
+    statements.length = 0;
+    const again = await listItems(counted, staff, { manufacturer: north }, firstPage, texts);
+    assert.equal(statements.length, 1, 'the versions alone');
+    assert.equal(again.rows.length, again.total);
+  });
+
+  test('a row written between the versions and the read by id: the page is read again whole, as one snapshot has it', { skip: !onPostgres && 'needs PostgreSQL: PGlite has one connection, which the list holds while the write waits' }, async () => {
+    // ABC-1243 is below its reorder level (10 on hand, 12 committed, reorder at 5); a write after the versions were read
+    // lifts it above: the answer must not list it under below_reorder with its new figures, nor count it.
+    const filter = { filter: ['below_reorder' as const] };
+    const before = await listItems(t.db, staff, filter, firstPage, new RowTexts());
+    assert.ok(before.rows.some((text) => JSON.parse(text).id === ids['ABC-1243']));
+    let written = false;
+    const racing = t.db.withPlugin({
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        const first = args.result.rows[0] as Record<string, unknown> | undefined;
+        if (!written && first && 'version' in first && !('description' in first)) {
+          written = true;
+          await t.db.updateTable('items').set({ qty_committed: 0 }).where('id', '=', ids['ABC-1243']!).execute();
+        }
+        return args.result;
+      },
+    });
+    try {
+      const answer = await listItems(racing, staff, filter, firstPage, new RowTexts());
+      assert.ok(written);
+      assert.ok(!answer.rows.some((text) => JSON.parse(text).id === ids['ABC-1243']), 'no longer below its reorder level');
+      assert.equal(answer.total, before.total - 1);
+      assert.deepEqual(answer, await listItems(t.db, staff, filter, firstPage, new RowTexts()));
+    } finally {
+      await t.db.updateTable('items').set({ qty_committed: 12 }).where('id', '=', ids['ABC-1243']!).execute();
+    }
   });
 });
 

@@ -10,6 +10,7 @@ import { connectPostgres, PLANNED_EACH_TIME, type Database } from '../src/db/con
 import { maintainPartitions } from '../src/db/partitions.ts';
 import { inTransaction } from '../src/db/transaction.ts';
 import { adjustStock, commitStock } from '../src/domain/stock.ts';
+import { RowTexts } from '../src/http/row-texts.ts';
 import type { Actor } from '../src/http/auth.ts';
 import { pageOf } from '../src/http/pagination.ts';
 import { listItems } from '../src/modules/items/queries.ts';
@@ -262,9 +263,10 @@ test('the first page of a screen\'s list keeps its plan: PostgreSQL stops planni
   await withOneConnection(async (single) => {
     const staff = { manufacturerId: null } as Actor;
     const firstPage = pageOf({}, 50);
+    const texts = new RowTexts();
     for (let run = 0; run < 8; run++) {
-      await listItems(single.db, staff, { filter: ['below_reorder'] }, firstPage);
-      await listItems(single.db, staff, { manufacturer: partner }, firstPage);
+      await listItems(single.db, staff, { filter: ['below_reorder'] }, firstPage, texts);
+      await listItems(single.db, staff, { manufacturer: partner }, firstPage, texts);
       await listOrders(single.db, staff, { statuses: ['entered', 'released', 'partial'], priorities: [] }, firstPage);
     }
     const { rows } = await sql<{ statement: string; generic_plans: number; custom_plans: number }>`
@@ -279,12 +281,13 @@ test('a set of statuses or stock filters is one statement whatever its order or 
   await withOneConnection(async (single) => {
     const staff = { manufacturerId: null } as Actor;
     const firstPage = pageOf({}, 50);
+    const texts = new RowTexts();
     const totals = new Set<number>();
     for (const [status, filter] of [
       [['active', 'discontinued'], ['below_reorder', 'negative']], [['discontinued', 'active'], ['negative', 'below_reorder']],
       [['active', 'discontinued', 'active'], ['negative', 'below_reorder', 'negative']],
     ] as const) {
-      totals.add((await listItems(single.db, staff, { status: [...status], filter: [...filter] }, firstPage)).total);
+      totals.add((await listItems(single.db, staff, { status: [...status], filter: [...filter] }, firstPage, texts)).total);
     }
     await listOrders(single.db, staff, { statuses: ['released', 'entered'], priorities: ['rush', 'high'] }, firstPage);
     await listOrders(single.db, staff, { statuses: ['entered', 'released'], priorities: ['high', 'rush'] }, firstPage);

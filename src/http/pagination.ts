@@ -1,4 +1,5 @@
 // page / per_page of every list (CONTRACT: integers >= 1, per_page above 100 is clamped) and the list meta.
+import type { FastifyReply } from 'fastify';
 import { sql, type RawBuilder } from 'kysely';
 import { Type } from 'typebox';
 
@@ -52,4 +53,13 @@ export function listResponse<T>(data: T[], totalCount: number, page: Page) {
       total_pages: Math.ceil(totalCount / page.perPage),
     },
   };
+}
+
+/**
+ * A list page made of its rows' JSON texts (http/row-texts.ts), sent as it is: the same {data, meta} as listResponse,
+ * without parsing and serializing the rows again.
+ */
+export function sendListTexts(reply: FastifyReply, rowTexts: string[], totalCount: number, page: Page): FastifyReply {
+  const { meta } = listResponse([], totalCount, page);
+  return reply.type('application/json; charset=utf-8').send(`{"data":[${rowTexts.join(',')}],"meta":${JSON.stringify(meta)}}`);
 }

@@ -6,6 +6,7 @@ import type { Config } from '../config.ts';
 import type { DB } from '../db/schema.ts';
 import type { DocumentStore } from '../modules/documents/storage.ts';
 import type { CounterStore } from './rate-limit.ts';
+import type { RowTexts } from './row-texts.ts';
 
 /** The Fastify instance every module registers its routes on. */
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -20,6 +21,8 @@ export interface ModuleDeps {
    */
   reads: Kysely<DB>;
   config: Config;
+  /** The JSON texts of list rows by their version, one per process (http/row-texts.ts). */
+  rowTexts: RowTexts;
   /** Where document files are kept (src/modules/documents/storage.ts); storeDocument takes it. */
   documents: DocumentStore;
   /** The app's request counters (memory, or Redis shared by every instance): limits that must hold across instances. */

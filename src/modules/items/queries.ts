@@ -1,13 +1,14 @@
 // The item list (filters, sorts, q) and the item search, in SQL that the indexes of migrations 0003, 0009 and 0024 serve.
-import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { containsPattern } from '../../db/like.ts';
 import { closedSet, inLiterals } from '../../db/literals.ts';
 import { countedTotalExpression, itemsNotMovedTotalExpression, totalOf } from '../../db/list-counts.ts';
 import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { onePage, type Page } from '../../http/pagination.ts';
+import { versionOf, type RowTexts } from '../../http/row-texts.ts';
 import type { ITEM_FILTERS, ITEM_STATUSES, MOVEMENT_WINDOWS, VELOCITIES } from './schemas.ts';
-import { LIST_COLUMNS, type ListRow } from './serialize.ts';
+import { LIST_COLUMNS, serializeListItem, type ListRow } from './serialize.ts';
 
 /** Uppercase, dashes and spaces removed: how item numbers and aliases are matched. */
 export function normalizeItemNumber(value: string): string {
@@ -237,43 +238,83 @@ function itemsPage(db: Kysely<DB>, actor: Actor, f: ItemFilter, sort: string, pa
 type PageIds = { item_id: string; total_count?: number };
 
 /**
- * The list's rows in the list's order: one page of them, or (page null, an export) all. A page carries its total on
- * every row (total_count): counted on the page, or `total`, the filters' total as a scalar subquery read once.
+ * The items of the list joined with their partners, before their columns are chosen: one page of them, or (page null,
+ * an export) all. The page's ids come first (on the stock state, or on items when the page counts), then their rows:
+ * the stock state's columns are equal to items', so items' sort the same. A page carries its total on every row
+ * (total_count): counted on the page, or `total`, the filters' total as a scalar subquery read once.
  */
-function itemRows(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page | null, total?: Expression<number>) {
+function listedItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page | null, total?: Expression<number>) {
   const sort = f.sort && Object.hasOwn(SORTS, f.sort) ? f.sort : DEFAULT_SORT;
-  const onStockState = readsStockState(f, sort);
   const counts = countsOnPage(f, page);
-  // The page's ids first (on the stock state, or on items when the page counts), then their rows in the page's order:
-  // the stock state's columns are equal to items', so items' sort the same.
-  const pageFirst = onStockState ? stockStatePage(db, actor, f, sort, page).$castTo<PageIds>().as('p')
+  const pageFirst = readsStockState(f, sort) ? stockStatePage(db, actor, f, sort, page).$castTo<PageIds>().as('p')
     : counts ? itemsPage(db, actor, f, sort, page!).$castTo<PageIds>().as('p') : null;
   const totalColumn = counts ? sql<number>`p.total_count` : total;
-  let rows = (pageFirst
-    ? db.selectFrom(pageFirst).innerJoin('items as i', 'i.id', 'p.item_id')
-    : filteredItems(db, actor, f))
-    .innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id')
-    .select(LIST_COLUMNS.map((c) => `i.${c}` as const))
-    .select(['m.code as manufacturer_code', 'm.name as manufacturer_name'])
-    .$if(totalColumn !== undefined, (qb) => qb.select(sql<number>`${totalColumn}`.as('total_count')));
-  for (const [column, direction] of sortColumns(sort, 'i')) rows = rows.orderBy(sql.raw(`${column} ${direction}`));
-  return pageFirst || !page ? rows : onePage(page)(rows);
+  const from = (pageFirst ? db.selectFrom(pageFirst).innerJoin('items as i', 'i.id', 'p.item_id') : filteredItems(db, actor, f))
+    .innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id');
+  /** The chosen columns' query in the list's order, with the total, limited to the page unless its ids came first. */
+  const inOrder = <D extends DB & { i: DB['items'] }, T extends keyof D & string, O>(query: SelectQueryBuilder<D, T, O>) => {
+    let rows = query.$if(totalColumn !== undefined, (qb) => qb.select(sql<number>`${totalColumn}`.as('total_count')));
+    for (const [column, direction] of sortColumns(sort, 'i')) rows = rows.orderBy(sql.raw(`${column} ${direction}`));
+    return pageFirst || !page ? rows : onePage(page)(rows);
+  };
+  return { from, inOrder };
 }
 
+/** A page's rows, whole, with their version (http/row-texts.ts). */
+function itemRows(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page, total?: Expression<number>) {
+  const { from, inOrder } = listedItems(db, actor, f, page, total);
+  return inOrder(withListColumns(from).select(versionOf('i', 'm').as('version')));
+}
+
+/** The list's rows as their ids and versions only. */
+function itemVersions(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page, total?: Expression<number>) {
+  const { from, inOrder } = listedItems(db, actor, f, page, total);
+  return inOrder(from.select(['i.id', versionOf('i', 'm').as('version')]));
+}
+
+/** What a list row shows of an item and its partner. */
+const withListColumns = <QB extends SelectQueryBuilder<DB & { i: DB['items']; m: DB['manufacturers'] }, 'i' | 'm', object>>(query: QB) =>
+  query.select(LIST_COLUMNS.map((c) => `i.${c}` as const)).select(['m.code as manufacturer_code', 'm.name as manufacturer_name']);
+
+type ItemListRow = ListRow & { manufacturer_code: string; manufacturer_name: string; version: string };
+
 /**
- * One statement answers the page and its total (a round trip costs the service and PostgreSQL more than reading a
- * maintained total), both in one snapshot. A page past the last has no row to carry the total: counted on its own.
+ * A page of the list as the JSON texts of its rows, and its total. One statement reads the page's ids with each row's
+ * version and the total (a round trip costs the service and PostgreSQL more than reading a maintained total), all in one
+ * snapshot; the rows whose text is known at that version are that text. The others are read by id, whole: when each is
+ * still at the version the page saw, the answer is still that snapshot's; when one changed meanwhile, the page is read
+ * again whole, in one statement. A page past the last has no row to carry the total: counted on its own.
  */
-export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page) {
+export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page, texts: RowTexts) {
   const total = countsOnPage(f, page) ? undefined : itemTotal(db, actor, f);
-  const rows = await itemRows(db, actor, f, page, total).execute();
-  const count = rows.length > 0 ? rows[0]!.total_count! : page.offset === 0 ? 0 : await totalOf(db, total ?? itemTotal(db, actor, f));
-  // Each row keeps its total_count: the serializer takes named fields (as orders' list does).
-  return { rows, total: count };
+  const versions = await itemVersions(db, actor, f, page, total).execute();
+  const count = versions.length > 0 ? versions[0]!.total_count! : page.offset === 0 ? 0 : await totalOf(db, total ?? itemTotal(db, actor, f));
+  const known = versions.map((row) => texts.get('items', row.id, row.version));
+  const missing = versions.filter((_row, i) => known[i] === undefined);
+  if (missing.length === 0) return { rows: known as string[], total: count };
+
+  const read = new Map((await withListColumns(db.selectFrom('items as i').innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id'))
+    .select(versionOf('i', 'm').as('version')).where('i.id', 'in', missing.map((row) => row.id)).execute()).map((row) => [row.id, row]));
+  if (missing.every((row) => read.get(row.id)?.version === row.version)) {
+    return { rows: versions.map((row, i) => known[i] ?? textOf(texts, read.get(row.id)!)), total: count };
+  }
+  const whole = await itemRows(db, actor, f, page, total).execute();
+  const wholeCount = whole.length > 0 ? whole[0]!.total_count! : page.offset === 0 ? 0 : await totalOf(db, total ?? itemTotal(db, actor, f));
+  return { rows: whole.map((row) => textOf(texts, row)), total: wholeCount };
+}
+
+/** A row's text, kept for the next page that shows the row at this version. */
+function textOf(texts: RowTexts, row: ItemListRow): string {
+  const text = JSON.stringify(serializeListItem(row));
+  texts.set('items', row.id, row.version, text);
+  return text;
 }
 
 /** Every item the list's filters match, in its order (the CSV export). */
-export const allItemRows = (db: Kysely<DB>, actor: Actor, f: ItemFilter) => itemRows(db, actor, f, null);
+export function allItemRows(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
+  const { from, inOrder } = listedItems(db, actor, f, null);
+  return inOrder(withListColumns(from));
+}
 
 /**
  * The exact total, as a scalar subquery: from the maintained counts (migrations 0017, 0019) when only partner, status

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { actorOf } from '../../http/auth.ts';
-import { listResponse, pageOf, pageParams } from '../../http/pagination.ts';
+import { listResponse, pageOf, pageParams, sendListTexts } from '../../http/pagination.ts';
 import { sendCsvExport } from '../../http/csv-export.ts';
 import { CSV, JSON_TYPE, preferredRepresentation } from '../../http/representations.ts';
 import { Closed, DataEnvelope, ListEnvelope, listOrCsv, noContent, responses, Uuid } from '../../http/schemas.ts';
@@ -25,7 +25,7 @@ const ITEM_COLUMNS = Object.keys(Item.properties).filter((field) => field !== 'i
 const view = { permission: 'inventory.view' } as const;
 const edit = { permission: 'inventory.edit' } as const;
 
-export async function itemRoutes(app: App, { db, reads }: ModuleDeps) {
+export async function itemRoutes(app: App, { db, reads, rowTexts }: ModuleDeps) {
   app.get('/items', {
     config: { ...view, readCache: { clockParams: ['movement', 'velocity'] } },
     schema: {
@@ -39,8 +39,8 @@ export async function itemRoutes(app: App, { db, reads }: ModuleDeps) {
       return sendCsvExport(reply, reads, { query: allItemRows(reads, actorOf(request), request.query), columns: ITEM_COLUMNS, fileName: 'items.csv', toRow: serializeListItem });
     }
     const page = pageOf(request.query, DEFAULT_PER_PAGE);
-    const { rows, total } = await listItems(reads, actorOf(request), request.query, page);
-    return listResponse(rows.map(serializeListItem), total, page);
+    const { rows, total } = await listItems(reads, actorOf(request), request.query, page, rowTexts);
+    return sendListTexts(reply, rows, total, page);
   });
 
   app.post('/items', {
