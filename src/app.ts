@@ -14,7 +14,7 @@ import { registerAuth, API_PREFIX } from './http/auth.ts';
 import { answerClientError, answerUnknownExpectation, sendError, toApiError } from './http/errors.ts';
 import { ApiError, unavailable } from './domain/errors.ts';
 import { Closed, DataEnvelope, responses } from './http/schemas.ts';
-import { completeDocument } from './http/openapi-document.ts';
+import { completeDocument, operationKey } from './http/openapi-document.ts';
 import { RowTexts } from './http/row-texts.ts';
 import { registerIdempotency } from './http/idempotency.ts';
 import { registerReadCache, type ReadCache } from './http/read-cache.ts';
@@ -258,9 +258,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
   if (deps.checkResponses) app.addHook('onSend', checkResponseShape);
 
+  // Operations whose body may be left out (config.optionalBody): the document says so (requestBody.required false).
+  const optionalBodies = new Set<string>();
   app.addHook('onRoute', (route) => {
     route.onSend = [...[route.onSend ?? []].flat(), whenClientLeft] as typeof route.onSend;
-    if (route.config?.optionalBody) route.preValidation = [...[route.preValidation ?? []].flat(), defaultEmptyBody] as typeof route.preValidation;
+    if (route.config?.optionalBody) {
+      route.preValidation = [...[route.preValidation ?? []].flat(), defaultEmptyBody] as typeof route.preValidation;
+      for (const method of [route.method].flat()) optionalBodies.add(operationKey(method, route.url));
+    }
     // A route without query parameters still refuses unknown ones (a typo must not be silently ignored).
     if (!route.schema?.hide && !route.schema?.querystring) route.schema = { ...route.schema, querystring: Closed({}) };
     const queryFields = (route.schema?.querystring as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
@@ -294,7 +299,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       info: { title: 'Consignment Warehouse Management Service', version: '1.0.0-dev', description: API_DESCRIPTION },
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key jwc_...' } } },
     },
-    transformObject: (document) => completeDocument((document as { openapiObject: Parameters<typeof completeDocument>[0] }).openapiObject),
+    transformObject: (document) => completeDocument((document as { openapiObject: Parameters<typeof completeDocument>[0] }).openapiObject, optionalBodies),
   });
 
   app.decorateRequest('actor', null);

@@ -106,6 +106,9 @@ describe('the office\'s actions', () => {
     assert.ok(block.awaiting_supply_partner_at);
     assert.deepEqual((await ok(get(`/exceptions?order=${orderId}&awaiting_supply_partner=1`))).map((r: { id: string }) => r.id), [ids.quality]);
     assert.equal((await ok(get(`/exceptions?order=${orderId}&awaiting_supply_partner=0`))).length, 2);
+    // The note is optional, and so is the body: marking again without one keeps the exception open and marked.
+    const again = await ok(post(floor, `/exceptions/quality/${ids.quality}/await-supply-partner`));
+    assert.deepEqual([again.status, again.awaiting_supply_partner], ['open', true]);
   });
 
   test('review resolves the block with the disposition; a reviewed exception cannot be reviewed again', async () => {

@@ -9,7 +9,7 @@ interface Operation {
   operationId?: string;
   tags?: string[];
   parameters?: { in: string; required?: boolean; schema?: { default?: unknown } }[];
-  requestBody?: { content?: Record<string, { schema?: Schema; example?: unknown }> };
+  requestBody?: { required?: boolean; content?: Record<string, { schema?: Schema; example?: unknown }> };
   responses: Record<string, unknown>;
   security?: unknown[];
 }
@@ -127,7 +127,11 @@ export function operationIdOf(method: string, path: string): string {
 
 const responseName = (status: string) => `Error${status}`;
 
-export function completeDocument(document: Document): Document {
+/** `post /api/v1/items/{id}/discontinue` for Fastify's `POST` and `/api/v1/items/:id/discontinue`: an operation of the document. */
+export const operationKey = (method: string, url: string) => `${method.toLowerCase()} ${url.replace(/:(\w+)/g, '{$1}')}`;
+
+/** `optionalBodies`: the operations (operationKey) whose body may be left out. */
+export function completeDocument(document: Document, optionalBodies: ReadonlySet<string> = new Set()): Document {
   const used = new Set<string>();
   for (const [path, methods] of Object.entries(document.paths)) {
     for (const [method, op] of Object.entries(methods)) {
@@ -139,6 +143,8 @@ export function completeDocument(document: Document): Document {
       op.responses = { ...op.responses, ...Object.fromEntries(errors.map((status) => [status, { $ref: `#/components/responses/${responseName(status)}` }])) };
       // A parameter with a default (page, per_page, a list's status) may be left out: the service fills it in.
       op.parameters = op.parameters?.map((parameter) => (parameter.schema?.default !== undefined ? { ...parameter, required: false } : parameter));
+      // @fastify/swagger marks every body required; one that may be left out reads as {} (config.optionalBody).
+      if (op.requestBody && optionalBodies.has(`${method} ${path}`)) op.requestBody = { ...op.requestBody, required: false };
       const json = op.requestBody?.content?.['application/json'];
       if (json?.schema && json.example === undefined) {
         // Required fields only: optional ones often exclude each other (bill-to or a third-party payer; a warehouse

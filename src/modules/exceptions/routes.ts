@@ -48,7 +48,7 @@ export async function exceptionRoutes(app: App, { db, reads }: ModuleDeps) {
     }, async (request) => ({ data: await reviewException(db, actorOf(request), kind, request.params.id, request.body) }));
 
     app.post(`${base}/:id/await-supply-partner`, {
-      config: { permission: 'exceptions.review' },
+      config: { permission: 'exceptions.review', optionalBody: true },
       schema: {
         tags, summary: `Mark a ${name} exception as waiting for the supply partner`,
         description: 'Stamps awaiting_supply_partner_at and the note on the open order block; the exception stays open.',

@@ -84,18 +84,18 @@ export async function itemRoutes(app: App, { db, reads, rowTexts }: ModuleDeps) 
   }, async (request) => ({ data: { item: await updateItem(db, actorOf(request), request.params.id, request.body) } }));
 
   app.post('/items/:id/discontinue', {
-    config: edit,
+    config: { ...edit, optionalBody: true },
     schema: {
       tags, summary: 'Discontinue an item', description: 'stock_warning is present when on-hand stock remains.',
       params: ItemParams, body: Discontinue,
       response: responses({ 200: DataEnvelope(Closed({ item: Item, stock_warning: Type.Optional(Closed({ qty_on_hand: Type.Integer() })) })) }),
     },
-  }, async (request) => ({ data: await discontinueItem(db, actorOf(request), request.params.id, request.body ?? {}) }));
+  }, async (request) => ({ data: await discontinueItem(db, actorOf(request), request.params.id, request.body) }));
 
   app.post('/items/:id/reactivate', {
-    config: edit,
+    config: { ...edit, optionalBody: true },
     schema: { tags, summary: 'Reactivate a discontinued item', params: ItemParams, body: Reactivate, response: responses({ 200: DataEnvelope(ItemEnvelope) }) },
-  }, async (request) => ({ data: { item: await reactivateItem(db, actorOf(request), request.params.id, request.body ?? {}) } }));
+  }, async (request) => ({ data: { item: await reactivateItem(db, actorOf(request), request.params.id, request.body) } }));
 
   app.get('/items/:id/locations', {
     config: view,
