@@ -736,6 +736,29 @@ describe('the order list', () => {
     assert.ok(answer.body.data.length > 0);
     assert.ok(answer.body.data.every((o: { manufacturer_id: string }) => o.manufacturer_id === partner));
   });
+
+  test('a row answered before shows what changed since: its customer, its partner, and its pick batch\'s state', async () => {
+    const rowOf = async (name: string) => (await list('')).body.data.find((o: { id: string }) => o.id === ids[name]);
+    const first = await list('');
+    assert.deepEqual((await list('')).body, first.body, 'the same answer when its rows are known');
+    assert.equal('display_substatus' in (await rowOf('released')), false);
+    // Each change alone, so that each part of a row's version is what shows it.
+    await t.db.updateTable('customers').set({ name: 'Lakeside Supply West' }).where('id', '=', listCustomer).execute();
+    assert.deepEqual((await list('')).body.data.map((o: { customer_name: string }) => o.customer_name), first.body.data.map(() => 'Lakeside Supply West'));
+    await t.db.updateTable('manufacturers').set({ name: 'List Partner Ltd' }).where('id', '=', listPartner).execute();
+    assert.equal((await rowOf('old')).manufacturer_name, 'List Partner Ltd');
+    const batch = await call(t.app, 'POST', '/api/v1/pick-batches', { key: t.adminKey, body: { order_id: ids.released } });
+    assert.equal(batch.status, 201);
+    assert.equal((await rowOf('released')).display_substatus, 'picking');
+    // The batch picked whole and completed: its state moves on while the order's row stays as it was.
+    const version = async () => (await sql<{ v: string }>`select xmin::text || ctid::text as v from orders where id = ${ids.released!}`.execute(t.db)).rows[0]!.v;
+    const before = await version();
+    const lines = (await call(t.app, 'GET', `/api/v1/pick-batches/${batch.body.data.ID}`, { key: t.adminKey })).body.data.Lines;
+    for (const line of lines) await post(`/api/v1/pick-batches/${batch.body.data.ID}/lines/${line.PickBatchLineID}/pick`, { qty_picked: line.QtyToPick });
+    await post(`/api/v1/pick-batches/${batch.body.data.ID}/complete`);
+    assert.equal(await version(), before, 'the order row was not written');
+    assert.equal((await rowOf('released')).display_substatus, 'picked');
+  });
 });
 
 describe('permissions', () => {

@@ -267,7 +267,7 @@ test('the first page of a screen\'s list keeps its plan: PostgreSQL stops planni
     for (let run = 0; run < 8; run++) {
       await listItems(single.db, staff, { filter: ['below_reorder'] }, firstPage, texts);
       await listItems(single.db, staff, { manufacturer: partner }, firstPage, texts);
-      await listOrders(single.db, staff, { statuses: ['entered', 'released', 'partial'], priorities: [] }, firstPage);
+      await listOrders(single.db, staff, { statuses: ['entered', 'released', 'partial'], priorities: [] }, firstPage, texts);
     }
     const { rows } = await sql<{ statement: string; generic_plans: number; custom_plans: number }>`
       select statement, generic_plans, custom_plans from pg_prepared_statements
@@ -289,8 +289,8 @@ test('a set of statuses or stock filters is one statement whatever its order or 
     ] as const) {
       totals.add((await listItems(single.db, staff, { status: [...status], filter: [...filter] }, firstPage, texts)).total);
     }
-    await listOrders(single.db, staff, { statuses: ['released', 'entered'], priorities: ['rush', 'high'] }, firstPage);
-    await listOrders(single.db, staff, { statuses: ['entered', 'released'], priorities: ['high', 'rush'] }, firstPage);
+    await listOrders(single.db, staff, { statuses: ['released', 'entered'], priorities: ['rush', 'high'] }, firstPage, texts);
+    await listOrders(single.db, staff, { statuses: ['entered', 'released'], priorities: ['high', 'rush'] }, firstPage, texts);
     assert.equal(totals.size, 1, 'the same list');
     const { rows } = await sql<{ statement: string }>`select statement from pg_prepared_statements where statement like '%total_count%'`.execute(single.db);
     assert.equal(rows.length, 2, rows.map((row) => row.statement).join('\n'));

@@ -34,3 +34,34 @@ export class RowTexts {
     this.#texts.set(`${list}|${id}|${version}`, text);
   }
 }
+
+/** A row as the page's first statement reads it: its id and version. */
+export interface Versioned {
+  id: string;
+  version: string;
+}
+
+/**
+ * A page's rows as texts: the rows whose text is known at the version the page read, and the others read by id, whole.
+ * Null when one of those was written since (its version is not the page's): the caller then reads the page again whole,
+ * so that every answer is one snapshot's. `list` names the rows' kind (their texts differ from list to list).
+ */
+export async function textsOfPage<R extends Versioned>(
+  texts: RowTexts, list: string, page: Versioned[], readById: (ids: string[]) => Promise<R[]>, toText: (row: R) => string,
+): Promise<string[] | null> {
+  const known = page.map((row) => texts.get(list, row.id, row.version));
+  const missing = page.filter((_row, i) => known[i] === undefined);
+  if (missing.length === 0) return known as string[];
+  const read = new Map((await readById(missing.map((row) => row.id))).map((row) => [row.id, row]));
+  if (!missing.every((row) => read.get(row.id)?.version === row.version)) return null;
+  return page.map((row, i) => known[i] ?? textsOfRows(texts, list, [read.get(row.id)!], toText)[0]!);
+}
+
+/** The texts of rows read whole, kept for the next page that shows them at the same version. */
+export function textsOfRows<R extends Versioned>(texts: RowTexts, list: string, rows: R[], toText: (row: R) => string): string[] {
+  return rows.map((row) => {
+    const text = toText(row);
+    texts.set(list, row.id, row.version, text);
+    return text;
+  });
+}

@@ -6,7 +6,7 @@ import { countedTotalExpression, itemsNotMovedTotalExpression, totalOf } from '.
 import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { onePage, type Page } from '../../http/pagination.ts';
-import { versionOf, type RowTexts } from '../../http/row-texts.ts';
+import { textsOfPage, textsOfRows, versionOf, type RowTexts } from '../../http/row-texts.ts';
 import type { ITEM_FILTERS, ITEM_STATUSES, MOVEMENT_WINDOWS, VELOCITIES } from './schemas.ts';
 import { LIST_COLUMNS, serializeListItem, type ListRow } from './serialize.ts';
 
@@ -276,38 +276,25 @@ function itemVersions(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page, t
 const withListColumns = <QB extends SelectQueryBuilder<DB & { i: DB['items']; m: DB['manufacturers'] }, 'i' | 'm', object>>(query: QB) =>
   query.select(LIST_COLUMNS.map((c) => `i.${c}` as const)).select(['m.code as manufacturer_code', 'm.name as manufacturer_name']);
 
-type ItemListRow = ListRow & { manufacturer_code: string; manufacturer_name: string; version: string };
+type ListedItem = ListRow & { manufacturer_code: string; manufacturer_name: string; version: string };
+const toText = (row: ListedItem) => JSON.stringify(serializeListItem(row));
 
 /**
- * A page of the list as the JSON texts of its rows, and its total. One statement reads the page's ids with each row's
- * version and the total (a round trip costs the service and PostgreSQL more than reading a maintained total), all in one
- * snapshot; the rows whose text is known at that version are that text. The others are read by id, whole: when each is
- * still at the version the page saw, the answer is still that snapshot's; when one changed meanwhile, the page is read
- * again whole, in one statement. A page past the last has no row to carry the total: counted on its own.
+ * A page of the list as the JSON texts of its rows (http/row-texts.ts), and its total. One statement reads the page's
+ * ids with each row's version and the total (a round trip costs the service and PostgreSQL more than reading a
+ * maintained total), all in one snapshot. A page past the last has no row to carry the total: counted on its own.
  */
 export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page, texts: RowTexts) {
   const total = countsOnPage(f, page) ? undefined : itemTotal(db, actor, f);
+  const totalOfPage = async (rows: { total_count?: number }[]) =>
+    rows.length > 0 ? rows[0]!.total_count! : page.offset === 0 ? 0 : await totalOf(db, total ?? itemTotal(db, actor, f));
   const versions = await itemVersions(db, actor, f, page, total).execute();
-  const count = versions.length > 0 ? versions[0]!.total_count! : page.offset === 0 ? 0 : await totalOf(db, total ?? itemTotal(db, actor, f));
-  const known = versions.map((row) => texts.get('items', row.id, row.version));
-  const missing = versions.filter((_row, i) => known[i] === undefined);
-  if (missing.length === 0) return { rows: known as string[], total: count };
-
-  const read = new Map((await withListColumns(db.selectFrom('items as i').innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id'))
-    .select(versionOf('i', 'm').as('version')).where('i.id', 'in', missing.map((row) => row.id)).execute()).map((row) => [row.id, row]));
-  if (missing.every((row) => read.get(row.id)?.version === row.version)) {
-    return { rows: versions.map((row, i) => known[i] ?? textOf(texts, read.get(row.id)!)), total: count };
-  }
+  const rows = await textsOfPage<ListedItem>(texts, 'items', versions, (ids) => withListColumns(
+    db.selectFrom('items as i').innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id'),
+  ).select(versionOf('i', 'm').as('version')).where('i.id', 'in', ids).execute(), toText);
+  if (rows) return { rows, total: await totalOfPage(versions) };
   const whole = await itemRows(db, actor, f, page, total).execute();
-  const wholeCount = whole.length > 0 ? whole[0]!.total_count! : page.offset === 0 ? 0 : await totalOf(db, total ?? itemTotal(db, actor, f));
-  return { rows: whole.map((row) => textOf(texts, row)), total: wholeCount };
-}
-
-/** A row's text, kept for the next page that shows the row at this version. */
-function textOf(texts: RowTexts, row: ItemListRow): string {
-  const text = JSON.stringify(serializeListItem(row));
-  texts.set('items', row.id, row.version, text);
-  return text;
+  return { rows: textsOfRows(texts, 'items', whole, toText), total: await totalOfPage(whole) };
 }
 
 /** Every item the list's filters match, in its order (the CSV export). */

@@ -1,6 +1,6 @@
 import { actorOf, requirePermission } from '../../http/auth.ts';
 import { badRequest } from '../../domain/errors.ts';
-import { listResponse, pageOf, pageParams } from '../../http/pagination.ts';
+import { listResponse, pageOf, pageParams, sendListTexts } from '../../http/pagination.ts';
 import { sendCsvExport } from '../../http/csv-export.ts';
 import { CSV, JSON_TYPE, preferredRepresentation } from '../../http/representations.ts';
 import { Closed, DataEnvelope, ListEnvelope, listOrCsv, noContent, responses } from '../../http/schemas.ts';
@@ -36,7 +36,7 @@ function listValues<V extends string>(values: string[] | undefined, known: reado
 // "open" is shorthand for the statuses still to be worked.
 const OPEN_STATUSES: OrderStatus[] = ['entered', 'released', 'partial'];
 
-export async function orderRoutes(app: App, { db, reads }: ModuleDeps) {
+export async function orderRoutes(app: App, { db, reads, rowTexts }: ModuleDeps) {
   app.get('/orders', {
     config: { ...view, readCache: { clockParams: ['aged_hours'] } },
     schema: {
@@ -55,8 +55,8 @@ export async function orderRoutes(app: App, { db, reads }: ModuleDeps) {
       });
     }
     const page = pageOf(query, DEFAULT_PER_PAGE);
-    const { rows, total } = await listOrders(reads, actorOf(request), filter, page);
-    return listResponse(rows.map((row) => serializeOrder(row, 'list')), total, page);
+    const { rows, total } = await listOrders(reads, actorOf(request), filter, page, rowTexts);
+    return sendListTexts(reply, rows, total, page);
   });
 
   app.post('/orders', {
