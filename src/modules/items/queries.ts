@@ -1,5 +1,6 @@
 // The item list (filters, sorts, q) and the item search, in SQL that the indexes of migrations 0003, 0009 and 0024 serve.
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { unsizedArray } from '../../db/array-parameters.ts';
 import { containsPattern } from '../../db/like.ts';
 import { closedSet, inLiterals } from '../../db/literals.ts';
 import { countedTotalExpression, itemsNotMovedTotalExpression, totalOf } from '../../db/list-counts.ts';
@@ -288,11 +289,15 @@ export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, pag
   const total = countsOnPage(f, page) ? undefined : itemTotal(db, actor, f);
   const totalOfPage = async (rows: { total_count?: number }[]) =>
     rows.length > 0 ? rows[0]!.total_count! : page.offset === 0 ? 0 : await totalOf(db, total ?? itemTotal(db, actor, f));
-  const versions = await itemVersions(db, actor, f, page, total).execute();
-  const rows = await textsOfPage<ListedItem>(texts, 'items', versions, (ids) => withListColumns(
-    db.selectFrom('items as i').innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id'),
-  ).select(versionOf('i', 'm').as('version')).where('i.id', 'in', ids).execute(), toText);
-  if (rows) return { rows, total: await totalOfPage(versions) };
+  // A q= page is read whole at once: matching q is most of its cost, and the queries people type rarely repeat, so the
+  // versions would seldom find texts and the read by id would come on top (the bench's varied q: 2,061 -> 1,154 req/s).
+  if (!countsOnPage(f, page)) {
+    const versions = await itemVersions(db, actor, f, page, total).execute();
+    const rows = await textsOfPage<ListedItem>(texts, 'items', versions, (ids) => withListColumns(
+      db.selectFrom('items as i').innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id'),
+    ).select(versionOf('i', 'm').as('version')).where('i.id', '=', sql<string>`any(${unsizedArray(ids, 'uuid')})`).execute(), toText);
+    if (rows) return { rows, total: await totalOfPage(versions) };
+  }
   const whole = await itemRows(db, actor, f, page, total).execute();
   return { rows: textsOfRows(texts, 'items', whole, toText), total: await totalOfPage(whole) };
 }

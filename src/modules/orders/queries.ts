@@ -2,6 +2,7 @@
 // includes of the detail response (fulfilment, shipments, blocks, documents).
 import { sql, type Expression, type Kysely, type Transaction } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
+import { unsizedArray } from '../../db/array-parameters.ts';
 import { countedTotalExpression, totalOf } from '../../db/list-counts.ts';
 import { containsPattern } from '../../db/like.ts';
 import { inLiterals } from '../../db/literals.ts';
@@ -141,7 +142,7 @@ export async function listOrders(db: Kysely<DB>, actor: Actor, f: OrderFilter, p
     .select(['o.id', LIST_ROW_VERSION.as('version'), sql<number>`${totalOfAll}`.as('total_count')])
     .orderBy('o.order_number', 'desc')
     .execute();
-  const rows = await textsOfPage<ListedOrder>(texts, 'orders', versions, (ids) => withListColumns(db).where('o.id', 'in', ids).execute(), toText);
+  const rows = await textsOfPage<ListedOrder>(texts, 'orders', versions, (ids) => withListColumns(db).where('o.id', '=', sql<string>`any(${unsizedArray(ids, 'uuid')})`).execute(), toText);
   if (rows) return { rows, total: await totalOfPage(versions) };
   const whole = await withListColumns(db).innerJoin(pageIds(), 'p.page_id', 'o.id')
     .select(sql<number>`${totalOfAll}`.as('total_count'))
