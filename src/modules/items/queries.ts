@@ -7,7 +7,7 @@ import { countedTotalExpression, itemsNotMovedTotalExpression, totalOf } from '.
 import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { onePage, type Page } from '../../http/pagination.ts';
-import { textsOfPage, textsOfRows, versionOf, type RowTexts } from '../../http/row-texts.ts';
+import { textsOfPage, textsOfRows, versionOf, type RowTexts, type Versioned } from '../../http/row-texts.ts';
 import type { ITEM_FILTERS, ITEM_STATUSES, MOVEMENT_WINDOWS, VELOCITIES } from './schemas.ts';
 import { LIST_COLUMNS, serializeListItem, type ListRow } from './serialize.ts';
 
@@ -277,7 +277,7 @@ function itemVersions(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page, t
 const withListColumns = <QB extends SelectQueryBuilder<DB & { i: DB['items']; m: DB['manufacturers'] }, 'i' | 'm', object>>(query: QB) =>
   query.select(LIST_COLUMNS.map((c) => `i.${c}` as const)).select(['m.code as manufacturer_code', 'm.name as manufacturer_name']);
 
-type ListedItem = ListRow & { manufacturer_code: string; manufacturer_name: string; version: string };
+type ListedItem = ListRow & { manufacturer_code: string; manufacturer_name: string };
 const toText = (row: ListedItem) => JSON.stringify(serializeListItem(row));
 
 /**
@@ -289,24 +289,30 @@ export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, pag
   const total = countsOnPage(f, page) ? undefined : itemTotal(db, actor, f);
   const totalOfPage = async (rows: { total_count?: number }[]) =>
     rows.length > 0 ? rows[0]!.total_count! : page.offset === 0 ? 0 : await totalOf(db, total ?? itemTotal(db, actor, f));
-  // A q= page is read whole at once: matching q is most of its cost, and the queries people type rarely repeat, so the
-  // versions would seldom find texts and the read by id would come on top (the bench's varied q: 2,061 -> 1,154 req/s).
-  if (!countsOnPage(f, page)) {
-    const versions = await itemVersions(db, actor, f, page, total).execute();
-    const rows = await textsOfPage<ListedItem>(texts, 'items', versions, (ids) => withListColumns(
-      db.selectFrom('items as i').innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id'),
-    ).select(versionOf('i', 'm').as('version')).where('i.id', '=', sql<string>`any(${unsizedArray(ids, 'uuid')})`).execute(), toText);
-    if (rows) return { rows, total: await totalOfPage(versions) };
+  // A q= page is read whole at once, without texts: matching q is most of its cost, and the queries people type rarely
+  // repeat, so the versions would seldom find texts and the read by id would come on top (the bench's varied q:
+  // 2,061 -> 1,154 req/s with texts).
+  if (countsOnPage(f, page)) {
+    const rows = await plainRows(db, actor, f, page).execute();
+    return { rows: rows.map(toText), total: await totalOfPage(rows) };
   }
+  const versions = await itemVersions(db, actor, f, page, total).execute();
+  const rows = await textsOfPage<ListedItem & Versioned>(texts, 'items', versions, (ids) => withListColumns(
+    db.selectFrom('items as i').innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id'),
+  ).select(versionOf('i', 'm').as('version')).where('i.id', '=', sql<string>`any(${unsizedArray(ids, 'uuid')})`).execute(), toText);
+  if (rows) return { rows, total: await totalOfPage(versions) };
   const whole = await itemRows(db, actor, f, page, total).execute();
   return { rows: textsOfRows(texts, 'items', whole, toText), total: await totalOfPage(whole) };
 }
 
-/** Every item the list's filters match, in its order (the CSV export). */
-export function allItemRows(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
-  const { from, inOrder } = listedItems(db, actor, f, null);
+/** The list's rows without versions: a page, or every item the filters match in the list's order (page null). */
+function plainRows(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page | null) {
+  const { from, inOrder } = listedItems(db, actor, f, page);
   return inOrder(withListColumns(from));
 }
+
+/** Every item the list's filters match, in its order (the CSV export). */
+export const allItemRows = (db: Kysely<DB>, actor: Actor, f: ItemFilter) => plainRows(db, actor, f, null);
 
 /**
  * The exact total, as a scalar subquery: from the maintained counts (migrations 0017, 0019) when only partner, status
