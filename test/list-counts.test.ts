@@ -158,7 +158,9 @@ describe('list totals under concurrent writers and folds (PostgreSQL)', { skip: 
   });
 
   test('40 orders entered and released and 40 stock changes at once, with folds running meanwhile: every total exact', async () => {
-    const items = await Promise.all(Array.from({ length: 8 }, () => stockedItem(floor, 5)));
+    // Each item gets 5 orders of 1 and, for half of them, 5 adjustments of -1: 10 on hand keeps every order committable
+    // whichever runs first (with 5, the adjustments could take the stock an order was about to commit: negative_stock).
+    const items = await Promise.all(Array.from({ length: 8 }, () => stockedItem(floor, 10)));
     let folding = true;
     const folds = (async () => {
       let n = 0;
