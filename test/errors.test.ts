@@ -59,7 +59,8 @@ describe('error envelope', () => {
     const before = await manufacturerCount();
     const answer = await call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, body: { code: 'BLANK', name: '   ' } });
     expectError(answer, 400, 'bad_request');
-    assert.match(answer.body.error.message, /body\/name/);
+    // Said in words, not as the pattern that checks it.
+    assert.equal(answer.body.error.message, 'body/name must not be blank or hold a NUL character');
     assert.equal(await manufacturerCount(), before);
   });
 
@@ -85,7 +86,11 @@ describe('error envelope', () => {
     const before = await manufacturerCount();
     const answer = await call(t.app, 'POST', '/api/v1/manufacturers', { key: t.adminKey, body: { code: 'NUL', name: 'a\u0000b' } });
     expectError(answer, 400, 'bad_request');
-    assert.match(answer.body.error.message, /body\/name/);
+    assert.match(answer.body.error.message, /body\/name must not be blank or hold a NUL character/);
+    // A field that may be blank says only what it refuses.
+    const search = await call(t.app, 'GET', '/api/v1/manufacturers?q=a%00b', { key: t.adminKey });
+    expectError(search, 400, 'bad_request');
+    assert.equal(search.body.error.message, 'querystring/q must not hold a NUL character');
     assert.equal(await manufacturerCount(), before);
   });
 

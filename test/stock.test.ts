@@ -86,6 +86,8 @@ describe('adjustments', () => {
 
   test('zero, fractional and missing values are 400; a retired, quarantine or unknown location 422; another partner’s item 404', async () => {
     const id = await createItem(t, partner, 'ADJ-4');
+    const zero = await call(t.app, 'POST', '/api/v1/inventory/adjustments', { key: t.adminKey, body: { item_id: id, quantity: 0, reason: 'x', location_id: binA } });
+    assert.equal(zero.body.error.message, 'body/quantity must not be 0');
     for (const body of [
       { item_id: id, quantity: 0, reason: 'x', location_id: binA },
       { item_id: id, quantity: 1.5, reason: 'x', location_id: binA },

@@ -21,8 +21,8 @@ export function NullableEnum<const V extends string>(values: readonly V[]) {
 }
 
 // PostgreSQL text cannot hold NUL; refusing it in the schema names the field instead of failing in the database.
-const NO_NUL = '^[^\\u0000]*$';
-const NOT_BLANK = '^(?=[\\s\\S]*\\S)[^\\u0000]*$';
+export const NO_NUL = '^[^\\u0000]*$';
+export const NOT_BLANK = '^(?=[\\s\\S]*\\S)[^\\u0000]*$';
 
 /** A bounded string: no field accepts unbounded text. */
 export function Text(maxLength = 200, options: { minLength?: number; description?: string; pattern?: string; format?: string } = {}) {

@@ -4,6 +4,7 @@ import addFormatsModule from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { badRequest } from '../domain/errors.ts';
+import { NO_NUL, NOT_BLANK } from './schemas.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -29,7 +30,8 @@ const fromYearOne = (name: 'date' | 'date-time'): StringFormat => {
 };
 
 function makeAjv(coerceTypes: boolean | 'array', useDefaults: boolean): Ajv {
-  const ajv = new Ajv({ allErrors: false, coerceTypes, useDefaults, removeAdditional: false, strict: false });
+  // verbose: an error carries the schema it failed, so that formatSchemaErrors can say which value a `not` refuses.
+  const ajv = new Ajv({ allErrors: false, coerceTypes, useDefaults, removeAdditional: false, strict: false, verbose: true });
   addFormats(ajv);
   ajv.addFormat('date', fromYearOne('date'));
   ajv.addFormat('date-time', fromYearOne('date-time'));
@@ -93,6 +95,16 @@ export function formatSchemaErrors(errors: ErrorObject[] | { message?: string }[
       return new Error(`${path}/${String(params.missingProperty)} is required`);
     case 'enum':
       return new Error(`${path} must be one of: ${(params.allowedValues as unknown[]).join(', ')}`);
+    // The text patterns every field carries, said in words rather than as the expressions they are.
+    case 'pattern':
+      if (params.pattern === NOT_BLANK) return new Error(`${path} must not be blank or hold a NUL character`);
+      if (params.pattern === NO_NUL) return new Error(`${path} must not hold a NUL character`);
+      return new Error(`${path} ${error.message ?? 'is invalid'}`);
+    // A value the field refuses (a quantity of 0): Ajv keeps the refused schema on the error (verbose).
+    case 'not': {
+      const refused = (error.schema as { enum?: unknown[] } | undefined)?.enum;
+      return new Error(refused ? `${path} must not be ${refused.map((value) => JSON.stringify(value)).join(' or ')}` : `${path} is a value it may not take`);
+    }
     default:
       return new Error(`${path} ${error.message ?? 'is invalid'}`);
   }
