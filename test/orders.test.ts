@@ -442,6 +442,14 @@ describe('changing an order', () => {
     assert.deepEqual((await historyOf(id)).filter((h) => h.action === 'priority_changed').map((h) => h.after), [{ priority: 'normal' }, { priority: 'high' }]);
     assert.ok((await eventsOf(id)).some((e) => e.kind === 'order.priority_changed'));
     expectError(await post(`/api/v1/orders/${id}/priority`, { priority: 'urgent' }), 400, 'bad_request');
+    // A PATCH of the priority alone, or of values the order already has, records the priority only: no `updated` row
+    // whose before and after are equal.
+    const stamp = (await orderRow(id)).updated_at;
+    assert.equal((await call(t.app, 'PATCH', `/api/v1/orders/${id}`, { key: t.adminKey, body: { priority: 'rush' } })).status, 200);
+    assert.equal((await call(t.app, 'PATCH', `/api/v1/orders/${id}`, { key: t.adminKey, body: { customer_po_number: (await orderRow(id)).customer_po_number ?? '' } })).status, 200);
+    assert.deepEqual((await historyOf(id)).map((h) => h.action).filter((action) => action !== 'created'), ['priority_changed', 'priority_changed', 'priority_changed']);
+    assert.equal((await orderRow(id)).priority, 'rush');
+    assert.notEqual((await orderRow(id)).updated_at, stamp, 'the priority itself is a change of the order');
     await post(`/api/v1/orders/${id}/cancel`);
     expectError(await post(`/api/v1/orders/${id}/priority`, { priority: 'rush' }), 422, 'invalid_status');
   });

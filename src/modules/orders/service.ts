@@ -194,12 +194,16 @@ export async function updateOrder(db: Kysely<DB>, actor: Actor, id: string, chan
       }
     }
     await applyCarrierRules(tx, header, carrierChanged);
-    const set: Updateable<OrdersTable> = { ...header, updated_by: actor.userId, updated_at: new Date() };
-    await tx.updateTable('orders').set(set).where('id', '=', id).execute();
-    await recordHistory(tx, actor, {
-      entityType: 'order', entityId: id, action: 'updated', manufacturerId: before.manufacturer_id,
-      before: Object.fromEntries(Object.keys(header).map((f) => [f, before[f as keyof Header]])), after: header,
-    });
+    // A PATCH that changes no header field (a priority alone, or values the order already has) writes no header row
+    // and no `updated` history row: an entry whose before and after are equal says nothing.
+    if ((Object.keys(header) as (keyof Header)[]).some((field) => header[field] !== before[field])) {
+      const set: Updateable<OrdersTable> = { ...header, updated_by: actor.userId, updated_at: new Date() };
+      await tx.updateTable('orders').set(set).where('id', '=', id).execute();
+      await recordHistory(tx, actor, {
+        entityType: 'order', entityId: id, action: 'updated', manufacturerId: before.manufacturer_id,
+        before: Object.fromEntries(Object.keys(header).map((f) => [f, before[f as keyof Header]])), after: header,
+      });
+    }
     if (changes.priority) await setPriority(tx, actor, before, changes.priority);
     return readOrder(tx, actor, id);
   });
