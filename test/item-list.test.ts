@@ -80,6 +80,8 @@ describe('list', () => {
     assert.deepEqual(numbers(await list('category=Garden')), ['ZED-500']);
     assert.deepEqual(numbers(await list('location=A-01&location=A-02')), ['ABC-1200', 'ABC-1243']);
     assert.deepEqual(numbers(await list('uom=FT')), ['ZED-500']);
+    // Units are stored uppercase: the filter reads its value so too.
+    assert.deepEqual(numbers(await list('uom=ft')), ['ZED-500']);
   });
 
   test('movement: no movement in N days, never moved included; the total from the day counts', async () => {

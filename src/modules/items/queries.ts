@@ -102,7 +102,8 @@ function itemsConditions(eb: ItemsEb, f: ItemFilter): Expression<SqlBool> {
   const conditions: Expression<SqlBool>[] = [];
   if (f.category?.length) conditions.push(eb('i.category', 'in', f.category));
   if (f.location?.length) conditions.push(eb('i.warehouse_location', 'in', f.location));
-  if (f.uom?.length) conditions.push(eb('i.selling_uom', 'in', f.uom));
+  // Units are stored uppercase (items/service.ts), so `uom=bx` means BX; category and location are matched as written.
+  if (f.uom?.length) conditions.push(eb('i.selling_uom', 'in', f.uom.map((uom) => uom.trim().toUpperCase())));
   return eb.and(conditions);
 }
 
