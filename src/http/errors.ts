@@ -43,15 +43,25 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   return reply.code(error.status).headers(error.headers).send(body);
 }
 
-const isBodyAborted = (error: Error) => error.message === 'aborted' && (error as FastifyError).code === 'ECONNRESET' && (error as FastifyError).statusCode === 400;
+/**
+ * An error Fastify marks 4xx came from the request (its body, its headers), never from the database, whatever its code:
+ * a client that closes the connection before its body arrived whole is Node's 'aborted' with ECONNRESET, a socket code
+ * that the database's failures share.
+ */
+function fromRequest(error: Error): boolean {
+  const status = (error as FastifyError).statusCode;
+  return status !== undefined && status >= 400 && status < 500;
+}
+
+/** Node's words for a request's own failures, as the client reads them. */
+const REQUEST_FAILURES: Record<string, string> = {
+  aborted: 'the request body was cut off: the client closed the connection before sending all of it',
+};
 
 /** Fastify's own errors (parsing, validation, limits) and everything thrown by handlers. */
 export function toApiError(error: FastifyError | Error, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error;
-  // The client closed the connection before its body arrived whole (Node's 'aborted', ECONNRESET, which Fastify marks
-  // 400): nothing ran and no answer reaches it. Its socket's code must not read as the database's.
-  if (isBodyAborted(error)) return badRequest('the request body was cut off: the client closed the connection before sending all of it');
-  if (isDatabaseUnavailable(error)) {
+  if (!fromRequest(error) && isDatabaseUnavailable(error)) {
     request.log.warn({ err: error, reqId: request.id }, 'database unavailable');
     // A statement cut by the statement timeout, or a server that stopped answering: the database is there, the request
     // took too long. Saying so tells the client that retrying the same thing may time out the same way.
@@ -78,7 +88,9 @@ export function toApiError(error: FastifyError | Error, request: FastifyRequest)
   }
   const status = fastifyError.statusCode;
   // 414 is Fastify's answer to an overlong path parameter: for the client that is a malformed id.
-  if (status === 400 || status === 414) return badRequest(error instanceof SyntaxError ? 'malformed JSON body' : fastifyError.message);
+  if (status === 400 || status === 414) {
+    return badRequest(error instanceof SyntaxError ? 'malformed JSON body' : REQUEST_FAILURES[fastifyError.message] ?? fastifyError.message);
+  }
   if (status && status >= 400 && status < 500) {
     return new ApiError(status, status === 404 ? 'not_found' : 'bad_request', fastifyError.message);
   }
