@@ -70,14 +70,16 @@ export async function textsOfPage<R extends Versioned>(
   if (missing.length === 0) return known as string[];
   const read = new Map((await readById(missing.map((row) => row.id))).map((row) => [row.id, row]));
   if (!missing.every((row) => read.get(row.id)?.version === row.version)) return null;
-  return page.map((row, i) => known[i] ?? textsOfRows(texts, list, [read.get(row.id)!], toText)[0]!);
+  return page.map((row, i) => known[i] ?? textKept(texts, list, read.get(row.id)!, toText));
 }
 
 /** The texts of rows read whole, kept for the next page that shows them at the same version. */
 export function textsOfRows<R extends Versioned>(texts: RowTexts, list: string, rows: R[], toText: (row: R) => string): string[] {
-  return rows.map((row) => {
-    const text = toText(row);
-    texts.set(list, row.id, row.version, text);
-    return text;
-  });
+  return rows.map((row) => textKept(texts, list, row, toText));
+}
+
+function textKept<R extends Versioned>(texts: RowTexts, list: string, row: R, toText: (row: R) => string): string {
+  const text = toText(row);
+  texts.set(list, row.id, row.version, text);
+  return text;
 }
