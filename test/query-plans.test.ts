@@ -100,36 +100,52 @@ test('no list, search or ledger query reads items, their stock state, aliases, m
   assert.deepEqual(failures, []);
 });
 
-test('every stage of the search function has an index path in the generic plan it runs with', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
+/**
+ * The generic plans a PL/pgSQL function of one `return query` runs with: that statement prepared with the function's
+ * variables as its parameters (`variables`: name and type, in order), under the function's own settings, explained
+ * for each call's arguments (SQL expressions).
+ */
+async function functionPlans(name: string, variables: [string, string][], calls: string[][]): Promise<unknown[]> {
   const { rows } = await sql<{ body: string; settings: string[] }>`
-    select prosrc as body, proconfig as settings from pg_proc where proname = 'search_item_numbers'`.execute(t.db);
+    select prosrc as body, proconfig as settings from pg_proc where proname = ${name}`.execute(t.db);
   const { body, settings } = rows[0]!;
   assert.ok(settings.includes('plan_cache_mode=force_generic_plan'));
-  // The function's one statement, with its variables as the parameters of a prepared statement.
-  const statement = body.slice(body.indexOf('return query') + 'return query'.length, body.lastIndexOf(';'))
-    .replace(/\bprefix_end\b/g, '$3').replace(/\bcontains\b/g, '$4').replace(/\btypo_variants\b/g, '$5').replace(/\bpartner\b/g, '$2').replace(/\bq\b/g, '$1');
-  const plans = await t.db.connection().execute(async (connection) => {
+  const statement = variables.reduce((text, [variable], i) => text.replace(new RegExp(`\\b${variable}\\b`, 'g'), `$${i + 1}`),
+    body.slice(body.indexOf('return query') + 'return query'.length, body.lastIndexOf(';')));
+  return t.db.connection().execute(async (connection) => {
     for (const setting of settings) await sql.raw(`set ${setting.replace('=', ' = ')}`).execute(connection);
-    await sql.raw(`prepare search_probe (text, uuid, text, text, text[]) as ${statement}`).execute(connection);
+    await sql.raw(`prepare function_probe (${variables.map(([, type]) => type).join(', ')}) as ${statement}`).execute(connection);
     try {
-      const explain = async (q: string, partnerId: string | null) => (await sql.raw<{ 'QUERY PLAN': [{ Plan: unknown }] }>(
-        `explain (format json) execute search_probe(${[q, partnerId].map(literal).join(', ')}, ${literal(q)} || chr(1114111), ${literal(`%${q}%`)}, number_typo_variants(${literal(q)}))`,
-      ).execute(connection)).rows[0]!['QUERY PLAN'][0].Plan;
-      return [await explain('PALN1', null), await explain('GEN1', partner)];
+      const plans: unknown[] = [];
+      for (const args of calls) {
+        plans.push((await sql.raw<{ 'QUERY PLAN': [{ Plan: unknown }] }>(`explain (format json) execute function_probe(${args.join(', ')})`)
+          .execute(connection)).rows[0]!['QUERY PLAN'][0].Plan);
+      }
+      return plans;
     } finally {
-      await sql.raw('deallocate search_probe').execute(connection);
+      await sql.raw('deallocate function_probe').execute(connection);
       await sql.raw('reset all').execute(connection);
     }
   });
+}
+
+/** Every node of a plan, depth first. */
+const nodesOf = (node: unknown): Record<string, unknown>[] =>
+  [node as Record<string, unknown>, ...((node as { Plans?: unknown[] }).Plans ?? []).flatMap(nodesOf)];
+
+test('every stage of the search function has an index path in the generic plan it runs with', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
+  // The arguments in the order of the variables below: prefix_end and typo_variants are replaced before q and partner.
+  const search = (q: string, partnerId: string | null) =>
+    [`${literal(q)} || chr(1114111)`, literal(`%${q}%`), `number_typo_variants(${literal(q)})`, literal(partnerId), literal(q)];
+  const plans = await functionPlans('search_item_numbers',
+    [['prefix_end', 'text'], ['contains', 'text'], ['typo_variants', 'text[]'], ['partner', 'uuid'], ['q', 'text']],
+    [search('PALN1', null), search('GEN1', partner)]);
   for (const plan of plans) assert.deepEqual(seqScans(plan), []);
   // The prefix stage for all partners reads its index in number order and stops at 40 hits (migration 0022); as a
   // bitmap it read every number of the prefix first (83,333 at 1,000,000 items). A partner's branch may take a bitmap
   // of that partner's hits, as it does on this small catalogue.
-  const bitmapsOf = (plan: unknown): string[] => {
-    const node = plan as { 'Node Type': string; 'Index Name'?: string; Plans?: unknown[] };
-    const own = node['Node Type'] === 'Bitmap Index Scan' ? [node['Index Name']!] : [];
-    return [...own, ...(node.Plans ?? []).flatMap(bitmapsOf)];
-  };
+  const bitmapsOf = (plan: unknown) =>
+    nodesOf(plan).filter((node) => node['Node Type'] === 'Bitmap Index Scan').map((node) => node['Index Name'] as string);
   for (const plan of plans) {
     assert.deepEqual(bitmapsOf(plan).filter((index) => ['items_number_prefix_idx', 'item_aliases_prefix_idx'].includes(index)), []);
     // The look-alikes one typo away are looked up by their variants (migration 0023).
@@ -141,14 +157,20 @@ test('every stage of the search function has an index path in the generic plan i
 
 test('a q= page sorted by number reads its number matches from the suffix index alone, and only its own items', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
   // GEN1 is in the numbers (GEN1, GEN1x, ..., GEN1xxxx) and so the aliases (ALTGEN1...) of 11,111 generated items.
-  // The statement the list ran is the last recorded (the others are its subqueries, recorded as they were built).
+  // The matches come from item_matches (migration 0028), run with a generic plan: with a number and without one.
+  const plans = await functionPlans('item_matches', [['number', 'text'], ['pattern', 'text']],
+    [[literal('GEN1'), literal('%gen1%')], ['null', literal('%part%')]]);
+  for (const plan of plans) {
+    const indexes = nodesOf(plan).map((n) => `${n['Node Type']} ${n['Index Name'] ?? ''}`.trim()).filter((n) => n.includes('Index'));
+    assert.deepEqual(seqScans(plan), []);
+    assert.ok(indexes.includes('Index Only Scan item_number_suffixes_idx'), indexes.join(', '));
+    assert.ok(indexes.includes('Bitmap Index Scan items_description_trgm_idx'), indexes.join(', '));
+  }
+  // The page's statement reads items by primary key for its own rows only: not once per match.
   const { plan } = (await plansOf('/api/v1/items?q=gen1&per_page=10')).at(-1)!;
-  const nodes = (node: unknown): Record<string, unknown>[] =>
-    [node as Record<string, unknown>, ...((node as { Plans?: unknown[] }).Plans ?? []).flatMap(nodes)];
-  const indexes = nodes(plan).map((n) => `${n['Node Type']} ${n['Index Name'] ?? ''}`.trim()).filter((n) => n.includes('Index'));
-  assert.ok(indexes.includes('Index Only Scan item_number_suffixes_idx'), indexes.join(', '));
-  // Items are read through the description's trigram index and by primary key for the page's rows: not once per match.
-  assert.deepEqual(indexes.filter((n) => / items_/.test(n) && !/items_(description_trgm_idx|pkey)$/.test(n)), [], indexes.join(', '));
+  const indexes = nodesOf(plan).map((n) => `${n['Node Type']} ${n['Index Name'] ?? ''}`.trim()).filter((n) => n.includes('Index'));
+  assert.deepEqual(indexes.filter((n) => / items_/.test(n)), ['Index Scan items_pkey'], indexes.join(', '));
+  assert.ok(JSON.stringify(plan).includes('"Function Name":"item_matches"'));
   assert.equal((await call(t.app, 'GET', '/api/v1/items?q=gen1&per_page=10', { key: t.adminKey })).body.meta.total_count, 11_111);
 });
 

@@ -140,17 +140,12 @@ function itemsAs(db: Kysely<DB>, f: ItemFilter) {
 /**
  * The keys of the items q matches (id, partner, status, number) without their rows: the number matches come from the
  * suffix index alone, not one heap page of items each (q=0033 at 1,000,000 items: 1,684 matches, 16-20 ms through
- * items, 5-6 ms so). A page sorted by those keys reads only its own items after.
+ * items, 5-6 ms so). A page sorted by those keys reads only its own items after. The SQL function item_matches
+ * (migration 0028) holds the matching, so that it is planned once per connection, not for each text.
  */
-function matchKeysAs(db: Kysely<DB>, text: string) {
-  const byDescription = db.selectFrom('items as d')
-    // status as the suffix table's plain text, so both branches have one row type.
-    .select(['d.id', 'd.manufacturer_id', sql<string>`d.status`.as('status'), 'd.item_number_normalized'])
-    .where('d.description', 'ilike', containsPattern(text));
-  const number = normalizeItemNumber(text);
-  // union, not union all: an item can match by description and number, or at two places of its number.
-  const matches = !number ? byDescription : byDescription
-    .union(numberHolders(db, number).select(['x.item_id as id', 'x.manufacturer_id', 'x.status', 'x.item_number_normalized']));
+function matchKeysAs(text: string) {
+  const number = normalizeItemNumber(text) || null;
+  const matches = sql<{ id: string; manufacturer_id: string; status: string; item_number_normalized: string }>`item_matches(${number}, ${containsPattern(text)})`;
   // Only the columns above may be read from it (the page's sort and conditions below keep to them).
   return matches.as('i') as unknown as 'items as i';
 }
@@ -229,7 +224,7 @@ function itemsPage(db: Kysely<DB>, actor: Actor, f: ItemFilter, sort: string, pa
   const order = sortColumns(sort, 'i');
   // Without a filter or sort on other columns of items, the page is picked from the matches' keys alone.
   const keysOnly = KEY_SORTS.has(sort) && !filtersItemColumns(f);
-  let query = filteredItems(db, actor, f, keysOnly ? matchKeysAs(db, f.q!.trim()) : itemsAs(db, f))
+  let query = filteredItems(db, actor, f, keysOnly ? matchKeysAs(f.q!.trim()) : itemsAs(db, f))
     .$if(order.some(([column]) => column.startsWith('m.')), (qb) => qb.innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id'))
     .select('i.id as item_id')
     .select(TOTAL_OVER_ALL);
