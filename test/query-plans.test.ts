@@ -101,29 +101,38 @@ test('no list, search or ledger query reads items, their stock state, aliases, m
 });
 
 /**
- * The generic plans a PL/pgSQL function of one `return query` runs with: that statement prepared with the function's
- * variables as its parameters (`variables`: name and type, in order), under the function's own settings, explained
- * for each call's arguments (SQL expressions).
+ * The generic plans a PL/pgSQL function runs with: each of its statements (a `return query`, or the query of a
+ * `for hit in ... loop`) prepared with the function's variables as its parameters (`variables`: name and type, in
+ * order), under the function's own settings, explained for each call's arguments (SQL expressions). A call's plans are
+ * the children of one node, so that a check can walk them as one plan.
  */
 async function functionPlans(name: string, variables: [string, string][], calls: string[][]): Promise<unknown[]> {
   const { rows } = await sql<{ body: string; settings: string[] }>`
     select prosrc as body, proconfig as settings from pg_proc where proname = ${name}`.execute(t.db);
   const { body, settings } = rows[0]!;
   assert.ok(settings.includes('plan_cache_mode=force_generic_plan'));
-  const statement = variables.reduce((text, [variable], i) => text.replace(new RegExp(`\\b${variable}\\b`, 'g'), `$${i + 1}`),
-    body.slice(body.indexOf('return query') + 'return query'.length, body.lastIndexOf(';')));
+  const withoutComments = body.replace(/--.*$/gm, '');
+  const statements = [...withoutComments.matchAll(/\breturn query\b([\s\S]*?);|\bfor hit in\b([\s\S]*?)\bloop\b/g)]
+    .map((match) => variables.reduce((text, [variable], i) => text.replace(new RegExp(`\\b${variable}\\b`, 'g'), `$${i + 1}`), match[1] ?? match[2]!));
+  assert.ok(statements.length > 0, `${name} has statements`);
   return t.db.connection().execute(async (connection) => {
     for (const setting of settings) await sql.raw(`set ${setting.replace('=', ' = ')}`).execute(connection);
-    await sql.raw(`prepare function_probe (${variables.map(([, type]) => type).join(', ')}) as ${statement}`).execute(connection);
+    const types = variables.map(([, type]) => type).join(', ');
+    for (const [k, statement] of statements.entries()) await sql.raw(`prepare function_probe_${k} (${types}) as ${statement}`).execute(connection);
     try {
       const plans: unknown[] = [];
       for (const args of calls) {
-        plans.push((await sql.raw<{ 'QUERY PLAN': [{ Plan: unknown }] }>(`explain (format json) execute function_probe(${args.join(', ')})`)
-          .execute(connection)).rows[0]!['QUERY PLAN'][0].Plan);
+        const each: unknown[] = [];
+        for (const k of statements.keys()) {
+          each.push((await sql.raw<{ 'QUERY PLAN': [{ Plan: unknown }] }>(`explain (format json) execute function_probe_${k}(${args.join(', ')})`)
+            .execute(connection)).rows[0]!['QUERY PLAN'][0].Plan);
+        }
+        plans.push({ 'Node Type': 'Function', Plans: each });
       }
       return plans;
     } finally {
-      await sql.raw('deallocate function_probe').execute(connection);
+      // One by one: the connection holds the service's own prepared statements too.
+      for (const k of statements.keys()) await sql.raw(`deallocate function_probe_${k}`).execute(connection);
       await sql.raw('reset all').execute(connection);
     }
   });
@@ -134,11 +143,12 @@ const nodesOf = (node: unknown): Record<string, unknown>[] =>
   [node as Record<string, unknown>, ...((node as { Plans?: unknown[] }).Plans ?? []).flatMap(nodesOf)];
 
 test('every stage of the search function has an index path in the generic plan it runs with', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
-  // The arguments in the order of the variables below: prefix_end and typo_variants are replaced before q and partner.
+  // The arguments in the order of the variables below: prefix_end, typo_variants and found_items are replaced before q
+  // and partner. No item found yet: every stage's statement runs.
   const search = (q: string, partnerId: string | null) =>
-    [`${literal(q)} || chr(1114111)`, literal(`%${q}%`), `number_typo_variants(${literal(q)})`, literal(partnerId), literal(q)];
+    [`${literal(q)} || chr(1114111)`, literal(`%${q}%`), `number_typo_variants(${literal(q)})`, `'{}'::uuid[]`, literal(partnerId), literal(q)];
   const plans = await functionPlans('search_item_numbers',
-    [['prefix_end', 'text'], ['contains', 'text'], ['typo_variants', 'text[]'], ['partner', 'uuid'], ['q', 'text']],
+    [['prefix_end', 'text'], ['contains', 'text'], ['typo_variants', 'text[]'], ['found_items', 'uuid[]'], ['partner', 'uuid'], ['q', 'text']],
     [search('PALN1', null), search('GEN1', partner)]);
   for (const plan of plans) assert.deepEqual(seqScans(plan), []);
   // The prefix stage for all partners reads its index in number order and stops at 40 hits (migration 0022); as a
