@@ -1,6 +1,7 @@
 // Query plans of what a GET runs: shared by test/query-plans.test.ts (20,000 items, in CI) and the bench's `plans`
 // section (the large data set: 1,000,000 items, 10,000,000 movements, 1,000,000 orders).
 import { createQueryId, sql, type Kysely, type KyselyPlugin, type RootOperationNode } from 'kysely';
+import { containsPattern } from '../src/db/like.ts';
 import type { DB } from '../src/db/schema.ts';
 
 export const BIG_TABLES = ['items', 'item_stock_state', 'item_aliases', 'item_number_suffixes', 'inventory_movements', 'orders'];
@@ -82,6 +83,72 @@ export async function plansOfRecorded(db: Kysely<DB>, nodes: readonly RootOperat
   const plans: { sql: string; plan: unknown }[] = [];
   for (const query of queries) plans.push({ sql: query.sql, plan: await planOf(db, query, options) });
   return plans;
+}
+
+/**
+ * A PL/pgSQL function whose statements run with generic plans (`plan_cache_mode = force_generic_plan` on the function):
+ * its variables as the parameters of those statements (name and type, in order; a name that holds another comes
+ * first), and a call's values for them as SQL expressions.
+ */
+export interface PlannedFunction<A extends unknown[]> {
+  name: string;
+  variables: [string, string][];
+  values: (...args: A) => string[];
+}
+
+/** Item search (migrations 0029 and 0023): q, and the partner or null. No item found yet, so every stage's statement runs. */
+export const SEARCH_FUNCTION: PlannedFunction<[string, string | null]> = {
+  name: 'search_item_numbers',
+  variables: [['prefix_end', 'text'], ['contains', 'text'], ['typo_variants', 'text[]'], ['found_items', 'uuid[]'], ['partner', 'uuid'], ['q', 'text']],
+  values: (q, partner) => [`${literal(q)} || chr(1114111)`, literal(`%${q}%`), `number_typo_variants(${literal(q)})`, `'{}'::uuid[]`, literal(partner), literal(q)],
+};
+
+/** The item list's q= matches (migration 0028): the normalized number or null, and the text. */
+export const ITEM_MATCHES_FUNCTION: PlannedFunction<[string | null, string]> = {
+  name: 'item_matches',
+  variables: [['number', 'text'], ['pattern', 'text']],
+  values: (number, text) => [literal(number), literal(containsPattern(text))],
+};
+
+/**
+ * The generic plans a function runs with, one per call: each of its statements (a `return query`, or the query of a
+ * `for hit in ... loop`) prepared with the function's variables as parameters, under the function's own settings, and
+ * explained with the call's values. A call's statements' plans are the children of one node, walked as one plan.
+ */
+export async function functionPlans<A extends unknown[]>(db: Kysely<DB>, fn: PlannedFunction<A>, calls: A[]): Promise<unknown[]> {
+  const { rows } = await sql<{ body: string; settings: string[] }>`
+    select prosrc as body, proconfig as settings from pg_proc where proname = ${fn.name}`.execute(db);
+  const { body, settings } = rows[0]!;
+  if (!settings?.includes('plan_cache_mode=force_generic_plan')) throw new Error(`${fn.name} does not run with generic plans`);
+  const statements = [...body.replace(/--.*$/gm, '').matchAll(/\breturn query\b([\s\S]*?);|\bfor hit in\b([\s\S]*?)\bloop\b/g)]
+    .map((match) => fn.variables.reduce((text, [variable], i) => text.replace(new RegExp(`\\b${variable}\\b`, 'g'), `$${i + 1}`), match[1] ?? match[2]!));
+  if (!statements.length) throw new Error(`${fn.name}: no statement found`);
+  return db.connection().execute(async (connection) => {
+    for (const setting of settings) await sql.raw(`set ${setting.replace('=', ' = ')}`).execute(connection);
+    const types = fn.variables.map(([, type]) => type).join(', ');
+    const prepared: string[] = [];
+    try {
+      for (const [k, statement] of statements.entries()) {
+        await sql.raw(`prepare function_probe_${k} (${types}) as ${statement}`).execute(connection);
+        prepared.push(`function_probe_${k}`);
+      }
+      const plans: unknown[] = [];
+      for (const call of calls) {
+        const values = fn.values(...call).join(', ');
+        const each: unknown[] = [];
+        for (const name of prepared) {
+          each.push((await sql.raw<{ 'QUERY PLAN': [{ Plan: unknown }] }>(`explain (format json) execute ${name}(${values})`)
+            .execute(connection)).rows[0]!['QUERY PLAN'][0].Plan);
+        }
+        plans.push({ 'Node Type': `Function ${fn.name}`, Plans: each });
+      }
+      return plans;
+    } finally {
+      // One by one: the connection holds the service's own prepared statements too.
+      for (const name of prepared) await sql.raw(`deallocate ${name}`).execute(connection);
+      await sql.raw('reset all').execute(connection);
+    }
+  });
 }
 
 /**

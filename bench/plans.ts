@@ -6,8 +6,9 @@ import { sql } from 'kysely';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { connectPostgres } from '../src/db/connect.ts';
+import { containsPattern } from '../src/db/like.ts';
 import { memoryCounterStore } from '../src/http/rate-limit.ts';
-import { pagedReads, plansOfRecorded, queryRecorder, relationsOf, seqScans } from './plan-check.ts';
+import { functionPlans, ITEM_MATCHES_FUNCTION, pagedReads, plansOfRecorded, queryRecorder, relationsOf, SEARCH_FUNCTION, seqScans } from './plan-check.ts';
 
 export interface PlanRow {
   url: string;
@@ -60,6 +61,26 @@ export async function measurePlans(databaseUrl: string, adminKey: string): Promi
         months_outside: dated.includes(url) ? [...new Set(read)].filter((name) => !months.has(name)) : [],
         rule: dated.includes(url) ? 'months' : url.startsWith('/api/v1/reports/') ? 'shown' : 'page',
       });
+    }
+    // Search and the q= page's matches run inside SQL functions, whose statements an EXPLAIN of the call does not show:
+    // their generic plans, for a number of the data set, its prefix, and the number with its last character changed
+    // (for its partner); for four of its digits. The time is that of the calls themselves, run after.
+    const { rows: [sample] } = await sql<{ number: string }>`select item_number_normalized as number from items
+      where length(item_number_normalized) >= 8 order by id limit 1`.execute(database.db);
+    const number = sample!.number;
+    const digits = number.replace(/\D/g, '').slice(0, 4);
+    const searches: [string, string | null][] = [[number, null], [number.slice(0, 4), null], [`${number.slice(0, -1)}${number.endsWith('9') ? '8' : '9'}`, ids!.partner]];
+    const functions = [
+      { url: `search_item_numbers: ${searches.map(([q]) => q).join(', ')}`, plans: () => functionPlans(database.db, SEARCH_FUNCTION, searches),
+        calls: searches.map(([q, partner]) => sql`select count(*) from search_item_numbers(${q}, ${partner}::uuid)`) },
+      { url: `item_matches: q=${digits}`, plans: () => functionPlans(database.db, ITEM_MATCHES_FUNCTION, [[digits, digits]]),
+        calls: [sql`select count(*) from item_matches(${digits}, ${containsPattern(digits)})`] },
+    ];
+    for (const { url, plans, calls } of functions) {
+      const seq = [...new Set((await plans()).flatMap((plan) => seqScans(plan)))];
+      const started = performance.now();
+      for (const call of calls) await call.execute(database.db);
+      rows.push({ url, ms: Math.round(performance.now() - started), seq_scans: seq, months_outside: [], rule: 'page' });
     }
     return rows;
   } finally {

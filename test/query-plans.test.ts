@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createQueryId, sql } from 'kysely';
-import { literal, pagedReads, planOf, plansOfRecorded, queryRecorder, relationsOf, scansOf, seqScans } from '../bench/plan-check.ts';
+import { functionPlans, ITEM_MATCHES_FUNCTION, literal, pagedReads, planOf, plansOfRecorded, queryRecorder, relationsOf, scansOf, SEARCH_FUNCTION, seqScans } from '../bench/plan-check.ts';
 import { connectPostgres, PLANNED_EACH_TIME, type Database } from '../src/db/connect.ts';
 import { maintainPartitions } from '../src/db/partitions.ts';
 import { inTransaction } from '../src/db/transaction.ts';
@@ -100,56 +100,12 @@ test('no list, search or ledger query reads items, their stock state, aliases, m
   assert.deepEqual(failures, []);
 });
 
-/**
- * The generic plans a PL/pgSQL function runs with: each of its statements (a `return query`, or the query of a
- * `for hit in ... loop`) prepared with the function's variables as its parameters (`variables`: name and type, in
- * order), under the function's own settings, explained for each call's arguments (SQL expressions). A call's plans are
- * the children of one node, so that a check can walk them as one plan.
- */
-async function functionPlans(name: string, variables: [string, string][], calls: string[][]): Promise<unknown[]> {
-  const { rows } = await sql<{ body: string; settings: string[] }>`
-    select prosrc as body, proconfig as settings from pg_proc where proname = ${name}`.execute(t.db);
-  const { body, settings } = rows[0]!;
-  assert.ok(settings.includes('plan_cache_mode=force_generic_plan'));
-  const withoutComments = body.replace(/--.*$/gm, '');
-  const statements = [...withoutComments.matchAll(/\breturn query\b([\s\S]*?);|\bfor hit in\b([\s\S]*?)\bloop\b/g)]
-    .map((match) => variables.reduce((text, [variable], i) => text.replace(new RegExp(`\\b${variable}\\b`, 'g'), `$${i + 1}`), match[1] ?? match[2]!));
-  assert.ok(statements.length > 0, `${name} has statements`);
-  return t.db.connection().execute(async (connection) => {
-    for (const setting of settings) await sql.raw(`set ${setting.replace('=', ' = ')}`).execute(connection);
-    const types = variables.map(([, type]) => type).join(', ');
-    for (const [k, statement] of statements.entries()) await sql.raw(`prepare function_probe_${k} (${types}) as ${statement}`).execute(connection);
-    try {
-      const plans: unknown[] = [];
-      for (const args of calls) {
-        const each: unknown[] = [];
-        for (const k of statements.keys()) {
-          each.push((await sql.raw<{ 'QUERY PLAN': [{ Plan: unknown }] }>(`explain (format json) execute function_probe_${k}(${args.join(', ')})`)
-            .execute(connection)).rows[0]!['QUERY PLAN'][0].Plan);
-        }
-        plans.push({ 'Node Type': 'Function', Plans: each });
-      }
-      return plans;
-    } finally {
-      // One by one: the connection holds the service's own prepared statements too.
-      for (const k of statements.keys()) await sql.raw(`deallocate function_probe_${k}`).execute(connection);
-      await sql.raw('reset all').execute(connection);
-    }
-  });
-}
-
 /** Every node of a plan, depth first. */
 const nodesOf = (node: unknown): Record<string, unknown>[] =>
   [node as Record<string, unknown>, ...((node as { Plans?: unknown[] }).Plans ?? []).flatMap(nodesOf)];
 
 test('every stage of the search function has an index path in the generic plan it runs with', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
-  // The arguments in the order of the variables below: prefix_end, typo_variants and found_items are replaced before q
-  // and partner. No item found yet: every stage's statement runs.
-  const search = (q: string, partnerId: string | null) =>
-    [`${literal(q)} || chr(1114111)`, literal(`%${q}%`), `number_typo_variants(${literal(q)})`, `'{}'::uuid[]`, literal(partnerId), literal(q)];
-  const plans = await functionPlans('search_item_numbers',
-    [['prefix_end', 'text'], ['contains', 'text'], ['typo_variants', 'text[]'], ['found_items', 'uuid[]'], ['partner', 'uuid'], ['q', 'text']],
-    [search('PALN1', null), search('GEN1', partner)]);
+  const plans = await functionPlans(t.db, SEARCH_FUNCTION, [['PALN1', null], ['GEN1', partner]]);
   for (const plan of plans) assert.deepEqual(seqScans(plan), []);
   // The prefix stage for all partners reads its index in number order and stops at 40 hits (migration 0022); as a
   // bitmap it read every number of the prefix first (83,333 at 1,000,000 items). A partner's branch may take a bitmap
@@ -168,8 +124,7 @@ test('every stage of the search function has an index path in the generic plan i
 test('a q= page sorted by number reads its number matches from the suffix index alone, and only its own items', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
   // GEN1 is in the numbers (GEN1, GEN1x, ..., GEN1xxxx) and so the aliases (ALTGEN1...) of 11,111 generated items.
   // The matches come from item_matches (migration 0028), run with a generic plan: with a number and without one.
-  const plans = await functionPlans('item_matches', [['number', 'text'], ['pattern', 'text']],
-    [[literal('GEN1'), literal('%gen1%')], ['null', literal('%part%')]]);
+  const plans = await functionPlans(t.db, ITEM_MATCHES_FUNCTION, [['GEN1', 'gen1'], [null, 'part']]);
   for (const plan of plans) {
     const indexes = nodesOf(plan).map((n) => `${n['Node Type']} ${n['Index Name'] ?? ''}`.trim()).filter((n) => n.includes('Index'));
     assert.deepEqual(seqScans(plan), []);
