@@ -100,7 +100,7 @@ export interface PlannedFunction<A extends unknown[]> {
 export const SEARCH_FUNCTION: PlannedFunction<[string, string | null]> = {
   name: 'search_item_numbers',
   variables: [['prefix_end', 'text'], ['contains', 'text'], ['typo_variants', 'text[]'], ['found_items', 'uuid[]'], ['partner', 'uuid'], ['q', 'text']],
-  values: (q, partner) => [`${literal(q)} || chr(1114111)`, literal(`%${q}%`), `number_typo_variants(${literal(q)})`, `'{}'::uuid[]`, literal(partner), literal(q)],
+  values: (q, partner) => [`${literal(q)} || chr(1114111)`, literal(containsPattern(q)), `number_typo_variants(${literal(q)})`, `'{}'::uuid[]`, literal(partner), literal(q)],
 };
 
 /** The item list's q= matches (migration 0028): the normalized number or null, and the text. */

@@ -103,6 +103,9 @@ test('no list, search or ledger query reads items, their stock state, aliases, m
 /** Every node of a plan, depth first. */
 const nodesOf = (node: unknown): Record<string, unknown>[] =>
   [node as Record<string, unknown>, ...((node as { Plans?: unknown[] }).Plans ?? []).flatMap(nodesOf)];
+/** The index reads of a plan, as node type and index name. */
+const indexReadsOf = (plan: unknown) =>
+  nodesOf(plan).map((n) => `${n['Node Type']} ${n['Index Name'] ?? ''}`.trim()).filter((n) => n.includes('Index'));
 
 test('every stage of the search function has an index path in the generic plan it runs with', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
   const plans = await functionPlans(t.db, SEARCH_FUNCTION, [['PALN1', null], ['GEN1', partner]]);
@@ -126,14 +129,14 @@ test('a q= page sorted by number reads its number matches from the suffix index 
   // The matches come from item_matches (migration 0028), run with a generic plan: with a number and without one.
   const plans = await functionPlans(t.db, ITEM_MATCHES_FUNCTION, [['GEN1', 'gen1'], [null, 'part']]);
   for (const plan of plans) {
-    const indexes = nodesOf(plan).map((n) => `${n['Node Type']} ${n['Index Name'] ?? ''}`.trim()).filter((n) => n.includes('Index'));
+    const indexes = indexReadsOf(plan);
     assert.deepEqual(seqScans(plan), []);
     assert.ok(indexes.includes('Index Only Scan item_number_suffixes_idx'), indexes.join(', '));
     assert.ok(indexes.includes('Bitmap Index Scan items_description_trgm_idx'), indexes.join(', '));
   }
   // The page's statement reads items by primary key for its own rows only: not once per match.
   const { plan } = (await plansOf('/api/v1/items?q=gen1&per_page=10')).at(-1)!;
-  const indexes = nodesOf(plan).map((n) => `${n['Node Type']} ${n['Index Name'] ?? ''}`.trim()).filter((n) => n.includes('Index'));
+  const indexes = indexReadsOf(plan);
   assert.deepEqual(indexes.filter((n) => / items_/.test(n)), ['Index Scan items_pkey'], indexes.join(', '));
   assert.ok(JSON.stringify(plan).includes('"Function Name":"item_matches"'));
   assert.equal((await call(t.app, 'GET', '/api/v1/items?q=gen1&per_page=10', { key: t.adminKey })).body.meta.total_count, 11_111);
