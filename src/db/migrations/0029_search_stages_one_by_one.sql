@@ -23,7 +23,6 @@ declare
   -- The items answered so far: a later stage leaves them out.
   found_items uuid[] := '{}';
   exact_hits integer;
-  typo_hits integer := 0;
   hit record;
 begin
   -- Exact: the number or an alias equals q.
@@ -124,12 +123,11 @@ begin
   loop
     item_id := hit.item_id; alias := hit.alias; score := hit.similarity; match_type := 'fuzzy'; stage := 3;
     return next;
-    typo_hits := typo_hits + 1;
   end loop;
 
-  -- The wide scan, for a query with no exact hit and no look-alike one typo away: numbers holding half of the query's
-  -- trigrams, of similarity 0.3 or more.
-  if exact_hits = 0 and typo_hits = 0 then
+  -- The wide scan, for a query with no exact hit and no look-alike one typo away (FOUND: the loop above ran at least
+  -- once): numbers holding half of the query's trigrams, of similarity 0.3 or more.
+  if exact_hits = 0 and not found then
     for hit in
       select distinct on (h.item_id) h.item_id, h.alias, h.similarity from (
         (select i.id as item_id, null::text as alias, similarity(i.item_number_normalized, q)::float8 as similarity from items i
