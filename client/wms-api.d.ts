@@ -510,7 +510,7 @@ export interface paths {
         };
         /**
          * Search items by number or alias (exact, prefix, substring, fuzzy)
-         * @description Up to 20 matches in the spec's order: exact, prefix or substring, then look-alikes (fuzzy, by trigram similarity): the numbers and aliases one typo away (a character changed, added or dropped, two neighbours swapped); only a query with no exact hit and none of those gets the wider look-alikes that hold half of its trigrams.
+         * @description Up to 20 matches in the spec's order: exact, prefix or substring, then look-alikes (fuzzy, by trigram similarity): the numbers and aliases one typo away (a character changed, added or dropped, two neighbours swapped); only a query that found nothing else (no exact, prefix or substring hit, nothing one typo away) gets the wider look-alikes that hold half of its trigrams.
          *
          *     Permission: `inventory.view`.
          */

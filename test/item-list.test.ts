@@ -359,7 +359,7 @@ describe('search', () => {
     assert.equal(hit.Score, 0.454545);
   });
 
-  test('look-alikes are the numbers one typo away; only a query without them and without an exact hit gets the wide scan', async () => {
+  test('look-alikes are the numbers one typo away; only a query that found nothing else gets the wide scan', async () => {
     // A partner of its own. 45 numbers hold most of the query's trigrams but are more than one typo away (similarity
     // 0.57); TYPO-12354 (two digits swapped, 0.54) and the alias TYPO-1234 (the last digit dropped, 0.73) are one typo
     // away. The wide scan alone takes the 40 most similar numbers, so TYPO-12354 never came back.
@@ -379,6 +379,8 @@ describe('search', () => {
     assert.deepEqual(await found('WIDE-98XX5'), [['WIDE-98X6Y', 'fuzzy', 0.54, null], ['WIDE-98765', 'fuzzy', 0.43, null]]);
     // Beside an exact hit the wide scan does not run: WIDE-98X6Y is two typos away.
     assert.deepEqual(await found('WIDE-98765'), [['WIDE-98765', 'exact', 1, null]]);
+    // Nor beside a prefix hit (migration 0030): WIDE-98765 holds 6 of the 8 trigrams of WIDE-98X (similarity 0.5).
+    assert.deepEqual(await found('WIDE-98X'), [['WIDE-98X6Y', 'prefix', 0.95, null]]);
   });
 
   test('a number\'s typo variants are itself and, from 5 characters on, each string with one character dropped', async () => {

@@ -351,9 +351,9 @@ const SEARCH_LIMIT = 20;
 
 /**
  * Up to 20 items: exact normalized matches (1.0), prefixes (0.95), substrings (0.75), then look-alikes (their trigram
- * similarity): those one typo away, or, with no exact hit and none of those, those holding half the query's trigrams;
- * over item numbers and aliases, each item once, with its match of the earliest stage. The stages are the SQL function
- * search_item_numbers (migrations 0007, 0021, 0022, 0023): one round trip, a plan made once per connection.
+ * similarity): those one typo away, or, when no stage found anything, those holding half the query's trigrams; over
+ * item numbers and aliases, each item once, with its match of the earliest stage. The stages are the SQL function
+ * search_item_numbers (migrations 0007-0030): one round trip, its statements planned once per connection.
  */
 export async function searchItems(db: Kysely<DB>, actor: Actor, q: string, manufacturer?: string): Promise<SearchHit[]> {
   const n = normalizeItemNumber(q);
