@@ -9,7 +9,7 @@ import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { onePage, type Page } from '../../http/pagination.ts';
 import { textsOfPage, textsOfRows, versionOf, type RowTexts, type Versioned } from '../../http/row-texts.ts';
 import type { ITEM_FILTERS, ITEM_STATUSES, MOVEMENT_WINDOWS, VELOCITIES } from './schemas.ts';
-import { LIST_COLUMNS, serializeListItem, type ListRow } from './serialize.ts';
+import { LIST_COLUMNS, SEARCH_COLUMNS, serializeListItem, type ListRow, type SearchRow } from './serialize.ts';
 
 /** Uppercase, dashes and spaces removed: how item numbers and aliases are matched. */
 export function normalizeItemNumber(value: string): string {
@@ -339,7 +339,7 @@ function itemTotal(db: Kysely<DB>, actor: Actor, f: ItemFilter): Expression<numb
   return count.$asScalar();
 }
 
-export type SearchHit = ListRow & {
+export type SearchHit = SearchRow & {
   manufacturer_code: string;
   manufacturer_name: string;
   alias: string | null;
@@ -347,29 +347,29 @@ export type SearchHit = ListRow & {
   match_type: 'exact' | 'prefix' | 'fuzzy';
 };
 
-const SEARCH_LIMIT = 20;
+// The hit's columns, written once: the statement is the same text on every call (a named statement), built from a
+// template instead of the query builder, whose building and compiling was an eighth of a search's CPU in the service.
+const SEARCH_HIT_COLUMNS = sql.raw([...SEARCH_COLUMNS.map((column) => `i.${column}`),
+  'm.code as manufacturer_code', 'm.name as manufacturer_name', 'h.alias', 'h.score', 'h.match_type'].join(', '));
 
 /**
  * Up to 20 items: exact normalized matches (1.0), prefixes (0.95), substrings (0.75), then look-alikes (their trigram
  * similarity): those one typo away, or, when no stage found anything, those holding half the query's trigrams; over
  * item numbers and aliases, each item once, with its match of the earliest stage. The stages are the SQL function
  * search_item_numbers (migrations 0007-0030): one round trip, its statements planned once per connection.
+ * Ordered by the spec's match order (exact, then prefix or substring, then look-alikes), then score: a look-alike of
+ * a long number can score above a substring hit's 0.75.
  */
 export async function searchItems(db: Kysely<DB>, actor: Actor, q: string, manufacturer?: string): Promise<SearchHit[]> {
   const n = normalizeItemNumber(q);
   if (!n) return [];
   const partner = actor.manufacturerId ?? manufacturer ?? null;
-  const hits = await db
-    .selectFrom(sql<{ item_id: string; alias: string | null; score: number; match_type: SearchHit['match_type']; stage: number }>`search_item_numbers(${n}, ${partner}::uuid)`.as('h'))
-    .innerJoin('items as i', 'i.id', 'h.item_id')
-    .innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id')
-    .select(LIST_COLUMNS.map((c) => `i.${c}` as const))
-    .select(['m.code as manufacturer_code', 'm.name as manufacturer_name', 'h.alias', 'h.score', 'h.match_type'])
-    // The spec's match order (exact, then prefix or substring, then look-alikes), then score: a look-alike of a long
-    // number can score above a substring hit's 0.75.
-    .orderBy('h.stage')
-    .orderBy('h.score', 'desc').orderBy('i.item_number_normalized').orderBy('i.id')
-    .limit(SEARCH_LIMIT)
-    .execute();
-  return hits;
+  const { rows } = await sql<SearchHit>`
+    select ${SEARCH_HIT_COLUMNS}
+      from search_item_numbers(${n}, ${partner}::uuid) as h
+      join items as i on i.id = h.item_id
+      join manufacturers as m on m.id = i.manufacturer_id
+     order by h.stage, h.score desc, i.item_number_normalized, i.id
+     limit 20`.execute(db);
+  return rows;
 }

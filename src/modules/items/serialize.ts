@@ -14,6 +14,11 @@ export const LIST_COLUMNS = [
 ] as const;
 export type ListRow = Pick<ItemRow, (typeof LIST_COLUMNS)[number]>;
 
+/** Columns a search hit selects: a list row's but its times, which a hit shows at the zero time. */
+export const SEARCH_COLUMNS = LIST_COLUMNS.filter((column) => column !== 'created_at' && column !== 'updated_at') as
+  Exclude<(typeof LIST_COLUMNS)[number], 'created_at' | 'updated_at'>[];
+export type SearchRow = Pick<ItemRow, (typeof SEARCH_COLUMNS)[number]>;
+
 // Columns the spec lists as "always null today".
 const ALWAYS_NULL = {
   freight_class_id: null, alternate_item_id: null, gl_account_id: null, price_code_id: null, created_by: null, updated_by: null,
@@ -74,6 +79,6 @@ export function serializeListItem(row: ListRow & Joined) {
 const ZERO_TIME = '0001-01-01T00:00:00Z';
 
 /** The Item nested in a search hit: a list row with created_at and updated_at at the zero time. */
-export function serializeSearchItem(row: ListRow & Joined) {
-  return { ...serializeListItem(row), created_at: ZERO_TIME, updated_at: ZERO_TIME };
+export function serializeSearchItem(row: SearchRow & Joined) {
+  return serializeItem({ ...row, created_at: ZERO_TIME, updated_at: ZERO_TIME }, row);
 }
