@@ -2,7 +2,8 @@
 -- a query with prefix or substring hits but no exact hit and nothing one typo away got it too: numbers that share
 -- half of its trigrams, weak beside the prefix hits the answer already leads with, and read from the trigram index at
 -- 2-3 ms a call where the other stages together take 0.1-0.25 ms (a 5-character prefix with fewer than 20 hits: one
--- query in six of the bench's; docs/decisions.md, "Search"). Everything else is migration 0029's function.
+-- query in six of the bench's; docs/decisions.md, "Search"). Everything else is migration 0029's function (the wide
+-- scan no longer leaves out found items: there are none).
 
 create or replace function search_item_numbers(q text, partner uuid)
 -- stage: 1 exact, 2 prefix or substring, 3 look-alike; the order of the spec's match order.
@@ -130,12 +131,10 @@ begin
       select distinct on (h.item_id) h.item_id, h.alias, h.similarity from (
         (select i.id as item_id, null::text as alias, similarity(i.item_number_normalized, q)::float8 as similarity from items i
           where q <% i.item_number_normalized and (partner is null or i.manufacturer_id = partner)
-            and i.id <> all (found_items)
           order by similarity desc limit 40)
         union all
         (select a.item_id, a.alias, similarity(a.alias_normalized, q)::float8 as similarity from item_aliases a
           where q <% a.alias_normalized and (partner is null or a.manufacturer_id = partner)
-            and a.item_id <> all (found_items)
           order by similarity desc limit 40)
       ) h
       where h.similarity >= 0.3
