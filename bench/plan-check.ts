@@ -96,7 +96,7 @@ export interface PlannedFunction<A extends unknown[]> {
   values: (...args: A) => string[];
 }
 
-/** Item search (migrations 0029 and 0023): q, and the partner or null. No item found yet, so every stage's statement runs. */
+/** Item search (migrations 0030 and 0023): q, and the partner or null. No item found yet, so every stage's statement runs. */
 export const SEARCH_FUNCTION: PlannedFunction<[string, string | null]> = {
   name: 'search_item_numbers',
   variables: [['prefix_end', 'text'], ['contains', 'text'], ['typo_variants', 'text[]'], ['found_items', 'uuid[]'], ['partner', 'uuid'], ['q', 'text']],

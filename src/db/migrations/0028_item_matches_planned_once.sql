@@ -29,8 +29,8 @@ end $$;
 -- the plan was most of its cost: 0.7-0.9 ms of planning against 0.1-3 ms of execution for four digits. Here it is
 -- planned once per connection. The generic plan reads the same indexes a planned-per-value one does for any text of 3
 -- characters or more (test/query-plans.test.ts); for a text of one or two characters, which matches most of the
--- catalogue either way, it reads the whole trigram index where a plan for that text reads the table: 362 ms against
--- 236 ms at 100,000 items, 5.2 s against 6.5 s at 1,000,000; bounded by the statement timeout. No parallel workers: a generic plan went parallel and
+-- catalogue either way, it reads the whole trigram index where a plan for that text reads the table (362 ms against
+-- 236 ms at 100,000 items), bounded by the statement timeout. No parallel workers: a generic plan went parallel and
 -- took 10-13 ms where one process takes 1-3 (stop 34).
 create function item_matches(number text, pattern text)
 returns table (id uuid, manufacturer_id uuid, status text, item_number_normalized text)

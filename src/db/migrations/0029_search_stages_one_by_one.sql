@@ -3,7 +3,7 @@
 -- ran: PostgreSQL's executor start-up was 31% of the backend's time under a search load, and the statement's execution
 -- a third of the call (docs/decisions.md, "Uncached reads against the floor", stop 42). The stages, their order, their
 -- limits and what each answers are migration 0025's: each item once, with its hit of the earliest stage, the best of
--- that stage, a direct hit before an alias hit; the prefix stage hands over only the hits the answer can hold.
+-- that stage, a direct hit before an alias hit.
 
 create or replace function search_item_numbers(q text, partner uuid)
 -- stage: 1 exact, 2 prefix or substring, 3 look-alike; the order of the spec's match order.
@@ -23,6 +23,7 @@ declare
   -- The items answered so far: a later stage leaves them out.
   found_items uuid[] := '{}';
   exact_hits integer;
+  typo_hits integer := 0;
   hit record;
 begin
   -- Exact: the number or an alias equals q.
@@ -43,31 +44,27 @@ begin
   exact_hits := cardinality(found_items);
 
   -- Prefix: the first 40 in number order, read along a prefix index: one branch for all partners, one for a partner.
-  -- Of those, the ones the answer can hold: all score 0.95, so the lowest numbers in the answer's order.
   if cardinality(found_items) < 20 then
     for hit in
-      select d.item_id, d.alias from (
-        select distinct on (h.item_id) h.item_id, h.alias, h.number from (
-          (select i.id as item_id, null::text as alias, i.item_number_normalized as number from items i
-            where partner is null and i.item_number_normalized ~>=~ q and i.item_number_normalized ~<~ prefix_end
-            order by i.item_number_normalized using ~<~ limit 40)
-          union all
-          (select i.id, null::text, i.item_number_normalized from items i
-            where i.manufacturer_id = partner and i.item_number_normalized ~>=~ q and i.item_number_normalized ~<~ prefix_end
-            order by i.item_number_normalized using ~<~ limit 40)
-          union all
-          (select a.item_id, a.alias, (select i.item_number_normalized from items i where i.id = a.item_id) from item_aliases a
-            where partner is null and a.alias_normalized ~>=~ q and a.alias_normalized ~<~ prefix_end
-            order by a.alias_normalized using ~<~ limit 40)
-          union all
-          (select a.item_id, a.alias, (select i.item_number_normalized from items i where i.id = a.item_id) from item_aliases a
-            where a.manufacturer_id = partner and a.alias_normalized ~>=~ q and a.alias_normalized ~<~ prefix_end
-            order by a.alias_normalized using ~<~ limit 40)
-        ) h
-        where h.item_id <> all (found_items)
-        order by h.item_id, h.alias is null desc
-      ) d
-      order by d.number, d.item_id limit 20 - cardinality(found_items)
+      select distinct on (h.item_id) h.item_id, h.alias from (
+        (select i.id as item_id, null::text as alias from items i
+          where partner is null and i.item_number_normalized ~>=~ q and i.item_number_normalized ~<~ prefix_end
+          order by i.item_number_normalized using ~<~ limit 40)
+        union all
+        (select i.id, null::text from items i
+          where i.manufacturer_id = partner and i.item_number_normalized ~>=~ q and i.item_number_normalized ~<~ prefix_end
+          order by i.item_number_normalized using ~<~ limit 40)
+        union all
+        (select a.item_id, a.alias from item_aliases a
+          where partner is null and a.alias_normalized ~>=~ q and a.alias_normalized ~<~ prefix_end
+          order by a.alias_normalized using ~<~ limit 40)
+        union all
+        (select a.item_id, a.alias from item_aliases a
+          where a.manufacturer_id = partner and a.alias_normalized ~>=~ q and a.alias_normalized ~<~ prefix_end
+          order by a.alias_normalized using ~<~ limit 40)
+      ) h
+      where h.item_id <> all (found_items)
+      order by h.item_id, h.alias is null desc
     loop
       item_id := hit.item_id; alias := hit.alias; score := 0.95; match_type := 'prefix'; stage := 2;
       return next;
@@ -123,11 +120,12 @@ begin
   loop
     item_id := hit.item_id; alias := hit.alias; score := hit.similarity; match_type := 'fuzzy'; stage := 3;
     return next;
+    typo_hits := typo_hits + 1;
   end loop;
 
-  -- The wide scan, for a query with no exact hit and no look-alike one typo away (FOUND: the loop above ran at least
-  -- once): numbers holding half of the query's trigrams, of similarity 0.3 or more.
-  if exact_hits = 0 and not found then
+  -- The wide scan, for a query with no exact hit and no look-alike one typo away: numbers holding half of the query's
+  -- trigrams, of similarity 0.3 or more.
+  if exact_hits = 0 and typo_hits = 0 then
     for hit in
       select distinct on (h.item_id) h.item_id, h.alias, h.similarity from (
         (select i.id as item_id, null::text as alias, similarity(i.item_number_normalized, q)::float8 as similarity from items i
