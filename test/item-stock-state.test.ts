@@ -1,6 +1,7 @@
 // item_stock_state (migration 0009) stays equal to items through every path that writes items: adjustments, order
 // commitments and cancels, receiving, item changes, discontinue/reactivate, direct SQL, and parallel adjustments on
-// PostgreSQL. Stock updates of items are HOT (no index of items covers a stock column).
+// PostgreSQL. Stock updates of items are HOT (no index of items covers a stock column), and every write of an item writes
+// its mirror row anew (migration 0031: the stock lists take their rows' versions from it).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
@@ -31,6 +32,17 @@ async function differences(): Promise<string[]> {
       is distinct from (s.item_id, s.manufacturer_id, s.status, s.item_number_normalized, s.qty_on_hand, s.qty_available,
            s.reorder_level, s.price_1, s.date_last_movement)`.execute(t.db);
   return rows.map((r) => r.row);
+}
+
+/**
+ * The rows of `table` updated so far in this transaction, and how many of them HOT (no index written). The session's
+ * counters may still hold earlier transactions' counts: compare before and after.
+ */
+async function updatesOf(tx: TestApp['db'], table: string): Promise<{ updated: number; hot: number }> {
+  const { rows: [counts] } = await sql<{ updated: number; hot: number }>`select
+    pg_stat_get_xact_tuples_updated(${table}::regclass)::int as updated,
+    pg_stat_get_xact_tuples_hot_updated(${table}::regclass)::int as hot`.execute(tx);
+  return counts!;
 }
 
 async function assertMirrored(what: string) {
@@ -121,17 +133,22 @@ test('direct SQL: every mirrored column, a no-op update, an item number change a
   await assertMirrored('after a delete');
 });
 
-test('an update that changes no mirrored value writes nothing to the mirror', async () => {
+test('every write of an item writes its mirror row anew, a HOT update when no mirrored value changed', async () => {
+  // The stock lists take a row's version for its kept text from the mirror row (migration 0031): a description change
+  // must give it a new version too.
   const a = await createItem(t, partner, 'MIR-NOOP');
-  // Counts not yet flushed to the statistics, read before and after each update: the difference is that update's.
-  const mirrorWrites = async (tx: typeof t.db) => (await sql<{ n: number }>`select coalesce(sum(n_tup_upd), 0)::int as n
-    from pg_stat_xact_user_tables where relname = 'item_stock_state'`.execute(tx)).rows[0]!.n;
+  const version = async (tx: typeof t.db) => (await sql<{ v: string }>`select concat_ws(':', xmin, ctid) as v
+    from item_stock_state where item_id = ${a}`.execute(tx)).rows[0]!.v;
   await t.db.transaction().execute(async (tx) => {
-    const before = await mirrorWrites(tx);
-    await sql`update items set qty_on_hand = qty_on_hand, description = 'touched' where id = ${a}`.execute(tx);
-    assert.equal(await mirrorWrites(tx) - before, 0, 'no mirrored value changed');
-    await sql`update items set qty_on_hand = qty_on_hand + 1 where id = ${a}`.execute(tx);
-    assert.equal(await mirrorWrites(tx) - before, 1);
+    const start = await updatesOf(tx, 'item_stock_state');
+    const seen = [await version(tx)];
+    await sql`update items set description = 'touched' where id = ${a}`.execute(tx);
+    seen.push(await version(tx));
+    await sql`update items set description = 'touched again' where id = ${a}`.execute(tx);
+    seen.push(await version(tx));
+    assert.equal(new Set(seen).size, 3, `a new mirror row version at each write: ${seen.join(', ')}`);
+    const end = await updatesOf(tx, 'item_stock_state');
+    assert.deepEqual([end.updated - start.updated, end.hot - start.hot], [2, 2]);
   });
   await assertMirrored('after the updates');
 });
@@ -139,16 +156,13 @@ test('an update that changes no mirrored value writes nothing to the mirror', as
 test('a stock update of items is HOT: it writes no index of items', async () => {
   const a = await createItem(t, partner, 'MIR-HOT-1');
   await adjust(t, a, 5, binA);
-  // The session's counters may still hold earlier transactions' counts: compare before and after.
-  const counters = async (tx: typeof t.db) => (await sql<{ updated: string; hot: string }>`select
-    pg_stat_get_xact_tuples_updated('items'::regclass) as updated, pg_stat_get_xact_tuples_hot_updated('items'::regclass) as hot`.execute(tx)).rows[0]!;
   const [start, end] = await t.db.transaction().execute(async (tx) => {
-    const start = await counters(tx);
+    const start = await updatesOf(tx, 'items');
     await sql`update items set qty_committed = qty_committed + 1, updated_at = now() where id = ${a}`.execute(tx);
     await sql`update items set qty_on_hand = qty_on_hand + 1, date_last_movement = now(), updated_at = now() where id = ${a}`.execute(tx);
-    return [start, await counters(tx)];
+    return [start, await updatesOf(tx, 'items')];
   });
-  assert.deepEqual([Number(end.updated) - Number(start.updated), Number(end.hot) - Number(start.hot)], [2, 2]);
+  assert.deepEqual([end.updated - start.updated, end.hot - start.hot], [2, 2]);
   await sql`update items set qty_on_hand = qty_on_hand - 1 where id = ${a}`.execute(t.db);
   await assertMirrored('after the HOT updates');
 });

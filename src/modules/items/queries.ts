@@ -74,6 +74,7 @@ const SORTS: Record<string, [string, 'asc' | 'desc' | 'desc nulls last'][]> = {
 };
 const STOCK_SORTS = new Set(['on_hand_asc', 'on_hand_desc', 'available_asc', 'last_movement_desc']);
 export const DEFAULT_SORT = 'item_number';
+const sortOf = (f: ItemFilter) => (f.sort && Object.hasOwn(SORTS, f.sort) ? f.sort : DEFAULT_SORT);
 
 /** A movement window's days: '30d' -> 30. */
 const windowDays = (movement: NonNullable<ItemFilter['movement']>) => Number.parseInt(movement, 10);
@@ -202,14 +203,20 @@ function filteredStockState(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
  * A list with stock conditions or a stock sort picks its page of item ids on item_stock_state first (its indexes give
  * the order, or a bitmap OR of its partial indexes the rows), joining items only when a filter or the sort needs it,
  * and reads the page's items by primary key after: joined before the limit, the planner would read every item.
+ * With `versions`, the page is its ids and their versions (stockStateVersion) instead, with `total` on every row.
  */
-function stockStatePage(db: Kysely<DB>, actor: Actor, f: ItemFilter, sort: string, page: Page | null) {
+function stockStatePage(
+  db: Kysely<DB>, actor: Actor, f: ItemFilter, sort: string, page: Page | null,
+  { versions = false, total }: { versions?: boolean; total?: Expression<number> } = {},
+) {
   const order = sortColumns(sort, 's');
   const joinsItems = hasItemsFilter(f) || order.some(([column]) => column.startsWith('i.'));
   let query = filteredStockState(db, actor, f)
     .$if(joinsItems, (qb) => qb.innerJoin(itemsAs(db, f), 'i.id', 's.item_id').where((eb) => itemsConditions(eb, f)))
-    .$if(order.some(([column]) => column.startsWith('m.')), (qb) => qb.innerJoin('manufacturers as m', 'm.id', 's.manufacturer_id'))
-    .select('s.item_id')
+    .$if(versions || order.some(([column]) => column.startsWith('m.')), (qb) => qb.innerJoin('manufacturers as m', 'm.id', 's.manufacturer_id'))
+    .$if(!versions, (qb) => qb.select('s.item_id'))
+    .$if(versions, (qb) => qb.select(['s.item_id as id', stockStateVersion.as('version')]))
+    .$if(total !== undefined, (qb) => qb.select(sql<number>`${total}`.as('total_count')))
     .$if(countsOnPage(f, page), (qb) => qb.select(TOTAL_OVER_ALL));
   for (const [column, direction] of order) query = query.orderBy(sql.raw(`${column} ${direction}`));
   return page ? onePage(page)(query) : query;
@@ -241,7 +248,7 @@ type PageIds = { item_id: string; total_count?: number };
  * (total_count): counted on the page, or `total`, the filters' total as a scalar subquery read once.
  */
 function listedItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page | null, total?: Expression<number>) {
-  const sort = f.sort && Object.hasOwn(SORTS, f.sort) ? f.sort : DEFAULT_SORT;
+  const sort = sortOf(f);
   const counts = countsOnPage(f, page);
   const pageFirst = readsStockState(f, sort) ? stockStatePage(db, actor, f, sort, page).$castTo<PageIds>().as('p')
     : counts ? itemsPage(db, actor, f, sort, page!).$castTo<PageIds>().as('p') : null;
@@ -257,16 +264,38 @@ function listedItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page | n
   return { from, inOrder };
 }
 
-/** A page's rows, whole, with their version (http/row-texts.ts). */
-function itemRows(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page, total?: Expression<number>) {
+/**
+ * A row's version (http/row-texts.ts) is that of the rows its text is made of, the item and its partner: on a page
+ * picked on items, the item's row. On a page picked on item_stock_state, its mirror row's, which every write of the
+ * item writes anew (migration 0031), so that the page's statement reads no items row: a below_reorder page of 50
+ * took PostgreSQL 0.17 ms instead of 0.31 (pgbench, docs/decisions.md, "Row texts"). Each kind keeps its texts apart.
+ */
+const itemVersion = versionOf('i', 'm');
+const stockStateVersion = versionOf('s', 'm');
+const texts = (stockPage: boolean) => (stockPage ? 'items by stock state' : 'items');
+
+/** A page's rows, whole, with their version. */
+function itemRows(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page, stockPage: boolean, total?: Expression<number>) {
   const { from, inOrder } = listedItems(db, actor, f, page, total);
-  return inOrder(withListColumns(from).select(versionOf('i', 'm').as('version')));
+  return inOrder(stockPage
+    ? withListColumns(from.innerJoin('item_stock_state as s', 's.item_id', 'i.id')).select(stockStateVersion.as('version'))
+    : withListColumns(from).select(itemVersion.as('version')));
 }
 
-/** The list's rows as their ids and versions only. */
-function itemVersions(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page, total?: Expression<number>) {
+/** The page's rows as their ids and versions only, with the total. */
+async function itemVersions(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page, stockPage: boolean, total?: Expression<number>): Promise<(Versioned & PageIds)[]> {
+  if (stockPage) return stockStatePage(db, actor, f, sortOf(f), page, { versions: true, total }).$castTo<Versioned & PageIds>().execute();
   const { from, inOrder } = listedItems(db, actor, f, page, total);
-  return inOrder(from.select(['i.id', versionOf('i', 'm').as('version')]));
+  return inOrder(from.select(['i.id', itemVersion.as('version')])).$castTo<Versioned & PageIds>().execute();
+}
+
+/** The rows of these ids, whole, with their version. */
+function itemsById(db: Kysely<DB>, ids: string[], stockPage: boolean) {
+  const byId = db.selectFrom('items as i').innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id')
+    .where('i.id', '=', sql<string>`any(${unsizedArray(ids, 'uuid')})`);
+  return (stockPage
+    ? withListColumns(byId.innerJoin('item_stock_state as s', 's.item_id', 'i.id')).select(stockStateVersion.as('version'))
+    : withListColumns(byId).select(itemVersion.as('version'))).execute();
 }
 
 /** What a list row shows of an item and its partner. */
@@ -281,7 +310,7 @@ const toText = (row: ListedItem) => JSON.stringify(serializeListItem(row));
  * ids with each row's version and the total (a round trip costs the service and PostgreSQL more than reading a
  * maintained total), all in one snapshot. A page past the last has no row to carry the total: counted on its own.
  */
-export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page, texts: RowTexts) {
+export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page, kept: RowTexts) {
   const counted = countsOnPage(f, page);
   const total = counted ? undefined : itemTotal(db, actor, f);
   const totalOfPage = async (rows: { total_count?: number }[]) =>
@@ -293,13 +322,12 @@ export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, pag
     const rows = await plainRows(db, actor, f, page).execute();
     return { rows: rows.map(toText), total: await totalOfPage(rows) };
   }
-  const versions = await itemVersions(db, actor, f, page, total).execute();
-  const rows = await textsOfPage<ListedItem & Versioned>(texts, 'items', versions, (ids) => withListColumns(
-    db.selectFrom('items as i').innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id'),
-  ).select(versionOf('i', 'm').as('version')).where('i.id', '=', sql<string>`any(${unsizedArray(ids, 'uuid')})`).execute(), toText);
+  const stockPage = readsStockState(f, sortOf(f));
+  const versions = await itemVersions(db, actor, f, page, stockPage, total);
+  const rows = await textsOfPage<ListedItem & Versioned>(kept, texts(stockPage), versions, (ids) => itemsById(db, ids, stockPage), toText);
   if (rows) return { rows, total: await totalOfPage(versions) };
-  const whole = await itemRows(db, actor, f, page, total).execute();
-  return { rows: textsOfRows(texts, 'items', whole, toText), total: await totalOfPage(whole) };
+  const whole = await itemRows(db, actor, f, page, stockPage, total).execute();
+  return { rows: textsOfRows(kept, texts(stockPage), whole, toText), total: await totalOfPage(whole) };
 }
 
 /** The list's rows without versions: a page, or every item the filters match in the list's order (page null). */
