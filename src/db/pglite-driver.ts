@@ -13,6 +13,13 @@ import {
   type QueryResult,
 } from 'kysely';
 
+/**
+ * PGlite sends a Date as toISOString(), which writes a year past 9999 as '+010000-...': PostgreSQL reads that as a time
+ * zone and refuses it. pg writes the year as it is ('10000-01-01...'), which PostgreSQL takes; so does this (the first
+ * instant after a period that ends on 9999-12-31, say).
+ */
+const asParameter = (value: unknown) => (value instanceof Date && value.getUTCFullYear() > 9999 ? value.toISOString().replace(/^\+0*/, '') : value);
+
 class PGliteConnection implements DatabaseConnection {
   readonly #pg: PGlite;
   constructor(pg: PGlite) {
@@ -26,7 +33,7 @@ class PGliteConnection implements DatabaseConnection {
       const last = results[results.length - 1];
       return { rows: (last?.rows ?? []) as R[], numAffectedRows: BigInt(last?.affectedRows ?? 0) };
     }
-    const result = await this.#pg.query<R>(query.sql, query.parameters as unknown[]);
+    const result = await this.#pg.query<R>(query.sql, query.parameters.map(asParameter));
     return { rows: result.rows, numAffectedRows: BigInt(result.affectedRows ?? 0) };
   }
 
