@@ -295,6 +295,21 @@ describe('allocation', () => {
     assert.deepEqual(await stockOf(a), { qty_on_hand: 3, qty_committed: 4, qty_available: -1 });
   });
 
+  test('a commitment past the units an item can hold (2,147,483,647 committed) is 422 naming the line; nothing is written', async () => {
+    // Found by a black-box run: the 21st acknowledged order of 100,000,000 units overflowed qty_committed into a bare 400.
+    const a = await stockedItem('OVF-A', 1);
+    await t.db.updateTable('items').set({ qty_committed: 2_147_483_000 }).where('id', '=', a).execute();
+    const orders = async () => (await t.db.selectFrom('orders').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
+    const before = await orders();
+    const refused = await enter([{ item_id: a, qty_ordered: 1000, acknowledge_negative: true }]);
+    expectError(refused, 422, 'invalid_request');
+    assert.match(refused.body.error.message, /^lines\[0\]: OVF-A: committed would be 2147484000, more than the 2147483647 units/);
+    assert.equal((await stockOf(a)).qty_committed, 2_147_483_000);
+    assert.equal(Number(await orders()), Number(before));
+    await entered([{ item_id: a, qty_ordered: 647, acknowledge_negative: true }]);
+    assert.equal((await stockOf(a)).qty_committed, 2_147_483_647);
+  });
+
   test('split lines commit only qty_warehouse and must add up; direct lines never touch stock', async () => {
     const a = await stockedItem('SPL-A', 2);
     expectError(await enter([{ item_id: a, qty_ordered: 5, fulfillment_source: 'split', qty_warehouse: 2, qty_direct: 2 }]), 422, 'invalid_split');

@@ -374,12 +374,14 @@ export async function commitStock(tx: Transaction<DB>, commitments: Commitment[]
                  unnest(${unsizedArray(commitments.map((c) => c.allowNegative), 'boolean')}) as allow_negative) c
     where (select count(*) from locked) >= 0
       and i.id = c.id and (c.allow_negative or i.qty_on_hand - i.qty_committed >= c.quantity)
+      and i.qty_committed::bigint + c.quantity <= ${sql.lit(MAX_UNITS)}
     returning i.id`.execute(tx);
   if (committed.rows.length === commitments.length) return;
   const done = new Set(committed.rows.map((row) => row.id));
   const refused = commitments.find((c) => !done.has(c.itemId))!;
-  const item = await tx.selectFrom('items').select(['item_number_display', 'qty_available']).where('id', '=', refused.itemId).executeTakeFirst();
+  const item = await tx.selectFrom('items').select(['id', 'item_number_display', 'qty_available', 'qty_committed']).where('id', '=', refused.itemId).executeTakeFirst();
   if (!item) throw notFound('item');
+  if (item.qty_committed + refused.quantity > MAX_UNITS) throw tooManyUnits(item, item.qty_committed, refused.quantity, 'committed');
   throw new ApiError(422, 'negative_stock',
     `${item.item_number_display} has ${item.qty_available} available; committing ${refused.quantity} would make it negative (send acknowledge_negative: true to commit anyway)`,
     { details: { item_id: refused.itemId } });
