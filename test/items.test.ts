@@ -100,6 +100,20 @@ describe('get and update', () => {
     assert.equal((last.before as { description: string }).description, 'Item UPD-1');
   });
 
+  test('a PATCH that changes nothing writes nothing: no history row, updated_at kept', async () => {
+    const id = await createItem(t, acme, 'UPD-NOOP', { category: 'Tools', unit_weight: 2 });
+    const before = await stored(id);
+    for (const body of [{}, { category: 'Tools', unit_weight: 2 }, { description: ` ${before.description} ` }]) {
+      const answer = await call(t.app, 'PATCH', `/api/v1/items/${id}`, { key: t.adminKey, body });
+      assert.equal(answer.status, 200);
+      assert.equal(answer.body.data.item.updated_at, before.updated_at, JSON.stringify(body));
+    }
+    assert.deepEqual(await stored(id), before);
+    assert.deepEqual(await t.db.selectFrom('history').select('action').where('entity_id', '=', id).where('action', '=', 'updated').execute(), []);
+    assert.equal((await call(t.app, 'PATCH', `/api/v1/items/${id}`, { key: t.adminKey, body: { unit_weight: 3 } })).body.data.item.unit_weight, 3);
+    assert.equal((await t.db.selectFrom('history').select('action').where('entity_id', '=', id).where('action', '=', 'updated').execute()).length, 1);
+  });
+
   test('negative reorder_level, item_number_display and manufacturer_id are 400 and change nothing', async () => {
     const id = await createItem(t, acme, 'UPD-2');
     for (const body of [{ reorder_level: -1 }, { item_number_display: 'NEW' }, { manufacturer_id: other }, { reorder_level: 1.5 }]) {

@@ -115,19 +115,21 @@ export interface ItemChanges {
 export async function updateItem(db: Kysely<DB>, actor: Actor, id: string, changes: ItemChanges) {
   return inTransaction(db, async (tx) => {
     const before = await lockItemInScope(tx, actor, id);
+    const values = {
+      description: changes.description?.trim(),
+      description_extended: clearable(changes.description_extended),
+      category: clearable(changes.category),
+      selling_uom: changes.selling_uom?.trim().toUpperCase(),
+      purchase_uom: clearable(changes.purchase_uom),
+      warehouse_location: clearable(changes.warehouse_location),
+      unit_weight: changes.unit_weight,
+      reorder_level: changes.reorder_level,
+    };
+    // A PATCH that changes nothing writes nothing (no history row, updated_at kept), as an order's PATCH.
+    if (Object.entries(values).every(([field, value]) => value === undefined || value === before[field as keyof typeof values])) return serializeItem(before);
     const after = await tx
       .updateTable('items')
-      .set({
-        description: changes.description?.trim(),
-        description_extended: clearable(changes.description_extended),
-        category: clearable(changes.category),
-        selling_uom: changes.selling_uom?.trim().toUpperCase(),
-        purchase_uom: clearable(changes.purchase_uom),
-        warehouse_location: clearable(changes.warehouse_location),
-        unit_weight: changes.unit_weight,
-        reorder_level: changes.reorder_level,
-        updated_at: new Date(),
-      })
+      .set({ ...values, updated_at: new Date() })
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow();
