@@ -270,6 +270,16 @@ describe('carriers, drop-ship locations and third-party payers', () => {
     expectError(await enter([{ item_id: a, qty_ordered: 1 }], { third_party_payer_id: payerId }), 422, 'invalid_request');
     assert.equal((await patch(order.id, { third_party_payer_id: payerId, customer_po_number: 'PO-KEEP' })).status, 200);
     assert.equal((await orderRow(order.id)).third_party_payer_id, payerId);
+    // An order with a payer bills to it: another inline bill-to is refused whether or not the payer is sent again
+    // (found by a black-box run: the PATCH kept the payer beside a bill-to of its own); the payer's own values may
+    // be sent back, and clearing the payer frees the bill-to.
+    for (const body of [{ bill_to_city: 'Dallas' }, { third_party_payer_id: payerId, bill_to_name: 'Other' }]) {
+      expectError(await patch(order.id, body), 422, 'invalid_request');
+      assert.deepEqual([(await orderRow(order.id)).bill_to_name, (await orderRow(order.id)).bill_to_city], ['Freight Payer Co', 'Chicago']);
+    }
+    assert.equal((await patch(order.id, { bill_to_name: 'Freight Payer Co', bill_to_city: 'Chicago' })).status, 200);
+    const cleared = (await patch(order.id, { third_party_payer_id: null, bill_to_city: 'Dallas' })).body.data.order;
+    assert.deepEqual([cleared.third_party_payer_id, cleared.bill_to_name, cleared.bill_to_city], [null, 'Freight Payer Co', 'Dallas']);
   });
 
   test('leaving will call through PATCH drops WILL CALL unless freight terms come with the change', async () => {

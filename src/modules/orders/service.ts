@@ -186,12 +186,14 @@ export async function updateOrder(db: Kysely<DB>, actor: Actor, id: string, chan
       if (before.freight_terms === 'WILL CALL' && !text(changes.freight_terms)) header.freight_terms = null;
     }
     const payerChanged = changes.third_party_payer_id !== undefined && changes.third_party_payer_id !== before.third_party_payer_id;
+    const payerAfter = changes.third_party_payer_id !== undefined ? changes.third_party_payer_id : before.third_party_payer_id;
+    // The bill-to of an order with a payer is the payer's: an inline one that differs contradicts it (the rule at entry).
+    if (payerAfter && BILL_TO_FIELDS.some((field) => text(changes[field]) && (payerChanged || text(changes[field]) !== before[field]))) {
+      throw invalidRequest('name either third_party_payer_id or an inline bill_to, not both (an order with a third-party payer bills to the payer)');
+    }
     if (payerChanged) {
       header.third_party_payer_id = changes.third_party_payer_id!;
-      if (changes.third_party_payer_id) {
-        if (BILL_TO_FIELDS.some((field) => text(changes[field]))) throw invalidRequest('name either third_party_payer_id or an inline bill_to, not both');
-        Object.assign(header, await payerSnapshot(tx, before.customer_id, changes.third_party_payer_id));
-      }
+      if (changes.third_party_payer_id) Object.assign(header, await payerSnapshot(tx, before.customer_id, changes.third_party_payer_id));
     }
     await applyCarrierRules(tx, header, carrierChanged);
     // A PATCH that changes no header field (a priority alone, or values the order already has) writes no header row
