@@ -82,6 +82,9 @@ describe('list', () => {
     assert.deepEqual(numbers(await list('uom=FT')), ['ZED-500']);
     // Units are stored uppercase: the filter reads its value so too.
     assert.deepEqual(numbers(await list('uom=ft')), ['ZED-500']);
+    // A blank value filters nothing, as a blank q (found by a black-box run: it matched no item).
+    assert.deepEqual(numbers(await list('category=&location=%20&uom=')), numbers(await list('')));
+    assert.deepEqual(numbers(await list('category=&category=Garden')), ['ZED-500']);
   });
 
   test('movement: no movement in N days, never moved included; the total from the day counts', async () => {

@@ -29,6 +29,18 @@ export interface ItemFilter {
   q?: string;
 }
 
+/**
+ * The list's filter as the query string gave it, less blank category, location and uom values: `category=` filters
+ * nothing, as a blank `q` does (it matched no item before: items hold no empty category).
+ */
+export function itemFilterOf<F extends ItemFilter>(query: F): F {
+  const given = (values: string[] | undefined) => {
+    const kept = values?.filter((value) => value.trim() !== '');
+    return kept?.length ? kept : undefined;
+  };
+  return { ...query, category: given(query.category), location: given(query.location), uom: given(query.uom) };
+}
+
 /** Velocity buckets over outbound units shipped in the last 365 days (docs/decisions.md). */
 export const FAST_MOVER_UNITS = 52;
 
