@@ -286,12 +286,17 @@ const itemVersion = versionOf('i', 'm');
 const stockStateVersion = versionOf('s', 'm');
 const texts = (stockPage: boolean) => (stockPage ? 'items by stock state' : 'items');
 
+/** The list's columns of items `i` and partners `m`, and each row's version of the page's kind. */
+function withRowsAndVersions<QB extends SelectQueryBuilder<DB & { i: DB['items']; m: DB['manufacturers'] }, 'i' | 'm', object>>(query: QB, stockPage: boolean) {
+  return stockPage
+    ? withListColumns(query.innerJoin('item_stock_state as s', 's.item_id', 'i.id')).select(stockStateVersion.as('version'))
+    : withListColumns(query).select(itemVersion.as('version'));
+}
+
 /** A page's rows, whole, with their version. */
 function itemRows(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page, stockPage: boolean, total?: Expression<number>) {
   const { from, inOrder } = listedItems(db, actor, f, page, total);
-  return inOrder(stockPage
-    ? withListColumns(from.innerJoin('item_stock_state as s', 's.item_id', 'i.id')).select(stockStateVersion.as('version'))
-    : withListColumns(from).select(itemVersion.as('version')));
+  return inOrder(withRowsAndVersions(from, stockPage));
 }
 
 /** The page's rows as their ids and versions only, with the total. */
@@ -303,11 +308,8 @@ async function itemVersions(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: P
 
 /** The rows of these ids, whole, with their version. */
 function itemsById(db: Kysely<DB>, ids: string[], stockPage: boolean) {
-  const byId = db.selectFrom('items as i').innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id')
-    .where('i.id', '=', sql<string>`any(${unsizedArray(ids, 'uuid')})`);
-  return (stockPage
-    ? withListColumns(byId.innerJoin('item_stock_state as s', 's.item_id', 'i.id')).select(stockStateVersion.as('version'))
-    : withListColumns(byId).select(itemVersion.as('version'))).execute();
+  return withRowsAndVersions(db.selectFrom('items as i').innerJoin('manufacturers as m', 'm.id', 'i.manufacturer_id')
+    .where('i.id', '=', sql<string>`any(${unsizedArray(ids, 'uuid')})`), stockPage).execute();
 }
 
 /** What a list row shows of an item and its partner. */
