@@ -12,6 +12,8 @@ import { setUpFloor, stockedItem, releasedOrder, type Floor } from './picking-ki
 
 const ORDER_STATUSES = ['entered', 'released', 'partial', 'shipped', 'billed', 'closed', 'cancelled'];
 const ITEM_STATUSES = ['active', 'inactive', 'discontinued'];
+// An order's priorities in the bit order of migration 0032.
+const PRIORITIES = ['normal', 'high', 'rush'];
 // The list's stock filters, written out independently of item_stock_flags, in the bit order of migration 0017.
 // The item list's movement windows (movement=30d ...), in days.
 const MOVEMENT_DAYS = [30, 90, 180, 365];
@@ -32,8 +34,11 @@ async function assertTotalsExact(db: Kysely<DB>, partners: string[]) {
   for (const partner of [undefined, ...partners]) {
     const byPartner = partner ? `manufacturer_id = '${partner}'` : 'true';
     for (const statuses of statusSets(ORDER_STATUSES)) {
-      const where = `${byPartner} and ${statuses.length ? `status in (${inList(statuses)})` : 'true'}`;
-      assert.equal(await totalOf(db, countedTotalExpression({ list: 'orders', manufacturerId: partner, statuses })), await counted(db, 'orders', where), `orders where ${where}`);
+      for (let flags = 0; flags < 8; flags++) {
+        const chosen = PRIORITIES.filter((_, bit) => flags & (1 << bit));
+        const where = `${byPartner} and ${statuses.length ? `status in (${inList(statuses)})` : 'true'} and ${chosen.length ? `priority in (${inList(chosen)})` : 'true'}`;
+        assert.equal(await totalOf(db, countedTotalExpression({ list: 'orders', manufacturerId: partner, statuses, anyFlags: flags })), await counted(db, 'orders', where), `orders where ${where}`);
+      }
     }
     for (const statuses of statusSets(ITEM_STATUSES)) {
       for (let flags = 0; flags < 32; flags++) {
@@ -71,16 +76,21 @@ describe('list totals maintained by the database', () => {
     await call(t.app, 'PATCH', `/api/v1/items/${empty}`, { key: t.adminKey, body: { status: 'discontinued' } });
     await releasedOrder(floor, [{ item: stocked, qty: 4 }]);
     const entered = await call(t.app, 'POST', '/api/v1/orders', {
-      key: t.adminKey, body: { manufacturer_id: floor.partner, customer_id: floor.customer, lines: [{ item_id: stocked, qty_ordered: 3, unit_price: 1 }] },
+      key: t.adminKey, body: { manufacturer_id: floor.partner, customer_id: floor.customer, priority: 'high', lines: [{ item_id: stocked, qty_ordered: 3, unit_price: 1 }] },
     });
     assert.equal(entered.status, 201);
     const cancelled = await releasedOrder(floor, [{ item: stocked, qty: 1 }]);
     assert.equal((await call(t.app, 'POST', `/api/v1/orders/${cancelled}/cancel`, { key: t.adminKey, body: {} })).status, 200);
+    const rushed = await releasedOrder(floor, [{ item: stocked, qty: 1 }]);
+    assert.equal((await call(t.app, 'POST', `/api/v1/orders/${rushed}/priority`, { key: t.adminKey, body: { priority: 'rush' } })).status, 200);
     await assertTotalsExact(t.db, [floor.partner, floor.otherPartner]);
 
     // The lists answer with those totals.
     const open = await call(t.app, 'GET', '/api/v1/orders?status=open', { key: t.adminKey });
     assert.equal(open.body.meta.total_count, await counted(t.db, 'orders', `status in ('entered', 'released', 'partial')`));
+    const openRush = await call(t.app, 'GET', '/api/v1/orders?status=open&priority=rush,high', { key: t.adminKey });
+    assert.equal(openRush.body.meta.total_count, await counted(t.db, 'orders', `status in ('entered', 'released', 'partial') and priority in ('rush', 'high')`));
+    assert.equal(openRush.body.meta.total_count, 2, 'the order entered high and the one set to rush');
     const below = await call(t.app, 'GET', `/api/v1/items?filter=below_reorder&filter=out_of_stock&manufacturer=${floor.partner}`, { key: t.adminKey });
     assert.equal(below.body.meta.total_count, await counted(t.db, 'item_stock_state',
       `manufacturer_id = '${floor.partner}' and status = 'active' and (qty_on_hand = 0 or (reorder_level > 0 and qty_available < reorder_level))`));
@@ -107,6 +117,7 @@ describe('list totals maintained by the database', () => {
     await sql`update items set qty_on_hand = qty_on_hand + 1 where manufacturer_id = ${partner} and item_number_normalized like 'CNT1%'`.execute(t.db);
     await sql`delete from items where manufacturer_id = ${partner} and item_number_normalized like 'CNT2%'`.execute(t.db);
     await sql`update orders set status = 'closed' where status = 'cancelled'`.execute(t.db);
+    await sql`update orders set priority = case priority when 'normal' then 'rush' when 'rush' then 'high' else 'normal' end`.execute(t.db);
     await assertTotalsExact(t.db, [floor.partner, floor.otherPartner, partner]);
 
     assert.ok(await keysWithSeveralRows(t.db) > 0, 'changes appended rows');

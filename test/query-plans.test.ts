@@ -158,6 +158,21 @@ test('the total of a stock filter is read from the maintained counts (migration 
   assert.ok(rows[0]!.n > 1000, 'the generated catalogue has many items below their reorder level');
 });
 
+test('the total of an order list by status and priority is read from the maintained counts (migration 0032), not counted over the orders', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
+  captured.length = 0;
+  const answer = await call(t.app, 'GET', '/api/v1/orders?status=open&priority=rush&per_page=7', { key: t.adminKey });
+  assert.equal(answer.status, 200);
+  // The page's statement carries the total as a sum over list_counts (its row's display substatus counts pick batches).
+  const compiled = captured.map((node) => t.db.getExecutor().compileQuery(node, createQueryId()).sql);
+  const total = /\(select coalesce\(sum\(n\), 0\)::int from list_counts where list = 'orders' and "status" in \('entered', 'partial', 'released'\) and flags & 4::smallint <> 0\) as "total_count"/;
+  assert.ok(compiled.some((q) => total.test(q)), compiled.join('\n'));
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from orders
+    where status in ('entered', 'released', 'partial') and priority = 'rush'`.execute(t.db);
+  assert.equal(answer.body.meta.total_count, rows[0]!.n);
+  assert.equal(rows[0]!.n, 1000, 'one generated order in 20 is open and rush');
+  assert.deepEqual(answer.body.data.map((order: { status: string }) => order.status).filter((s: string) => !['entered', 'released', 'partial'].includes(s)), []);
+});
+
 test('a page of a stock filter or sort whose rows\' texts are known reads the stock state and partners alone, no items row', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
   // Its rows' versions are their mirror rows' (migration 0031); the first request reads the rows and keeps their texts.
   // The second asks for the same page by another URL, which the read cache has not answered.

@@ -12,7 +12,10 @@ export interface CountedList {
   manufacturerId?: string | RawBuilder<string>;
   /** Any of these statuses (movements: types; events: kinds); every status when absent or empty. */
   statuses?: readonly string[];
-  /** items: rows with any of these stock-flag bits (item_stock_flags); every row when absent or 0. */
+  /**
+   * Rows with any of these bits, every row when absent or 0. items: the stock flags (item_stock_flags); orders: the
+   * priorities (order_priority_flag).
+   */
   anyFlags?: number;
 }
 

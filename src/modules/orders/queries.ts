@@ -163,14 +163,20 @@ export function allOrderRows(db: Kysely<DB>, actor: Actor, f: OrderFilter) {
     .orderBy('o.order_number', 'desc');
 }
 
+/** An order's priority as its bit in the maintained counts' flags (migration 0032: order_priority_flag). */
+const PRIORITY_BITS: Record<Priority, number> = { normal: 1, high: 2, rush: 4 };
+
 /**
- * The exact total, as a scalar subquery: from the maintained counts (migration 0017) when only partner and status
- * narrow the list, else counted.
+ * The exact total, as a scalar subquery: from the maintained counts (migrations 0017, 0032) when only partner, status
+ * and priority narrow the list, else counted.
  */
 function orderTotal(db: Kysely<DB>, actor: Actor, f: OrderFilter): Expression<number> {
-  const narrowedFurther = f.customer || f.priorities.length || f.aged_hours || f.from || f.to || f.awaiting_direct_ship || f.q?.trim();
-  if (!narrowedFurther) return countedTotalExpression({ list: 'orders', manufacturerId: actor.manufacturerId ?? f.manufacturer, statuses: f.statuses });
-  return filteredOrders(db, actor, f).select(sql<number>`count(*)::int`.as('count')).$asScalar();
+  const narrowedFurther = f.customer || f.aged_hours || f.from || f.to || f.awaiting_direct_ship || f.q?.trim();
+  if (narrowedFurther) return filteredOrders(db, actor, f).select(sql<number>`count(*)::int`.as('count')).$asScalar();
+  return countedTotalExpression({
+    list: 'orders', manufacturerId: actor.manufacturerId ?? f.manufacturer, statuses: f.statuses,
+    anyFlags: f.priorities.reduce((bits, priority) => bits | PRIORITY_BITS[priority], 0),
+  });
 }
 
 type LifecycleAction = 'created' | 'released' | 'shipped' | 'picked_up' | 'cancelled' | 'started' | 'packed';
