@@ -268,7 +268,8 @@ const STEPS: (Step | Lanes)[] = [
     `insert into list_counts (list, manufacturer_id, status, moved_on, n)
      select 'items_moved', manufacturer_id, status, counted_movement_day(date_last_movement), count(*)
      from item_stock_state where counted_movement_day(date_last_movement) is not null group by 2, 3, 4`,
-    `insert into list_counts (list, manufacturer_id, status, n) select 'orders', manufacturer_id, status, count(*) from orders group by 2, 3`],
+    `insert into list_counts (list, manufacturer_id, status, flags, n)
+     select 'orders', manufacturer_id, status, order_priority_flag(priority), count(*) from orders group by 2, 3, 4`],
   ]] },
   // VACUUM as well as ANALYZE: freshly loaded pages have no visibility map, which would slow the first reads.
   ['vacuum analyze', `vacuum (analyze) manufacturers, locations, items, item_stock_state, item_aliases, item_number_suffixes, item_locations, inventory_movements, customers, orders, order_lines`],
