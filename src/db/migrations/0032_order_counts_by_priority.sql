@@ -1,6 +1,6 @@
 -- The order list's totals by priority too (docs/decisions.md, "List totals"): `priority=rush&status=open` was counted
--- over every open order's row (the open orders' index holds no priority), 20,000 rows read at 1,000,000 orders and,
--- once the open orders grew, the whole table read sequentially (the bench's plan check after its load runs). An
+-- over every open order's row (the open orders' index holds no priority): 100,000 rows read at 1,000,000 orders to
+-- count 20,000, and once the open orders grew the whole table read (the bench's plan check after its load runs). An
 -- order's maintained count now carries its priority as one bit in `flags` (normal 1, high 2, rush 4;
 -- src/modules/orders/queries.ts names them in this order), so a total by partner, status and priority is a few
 -- index rows, as the item list's stock filters are.
