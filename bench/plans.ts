@@ -2,18 +2,19 @@
 // ledger query reads its page through an index, never a big table whole; the dated ledger and reports read only the
 // months of their range; every report's plan is printed with what it reads whole. The app runs in this process on a
 // handle that records its queries, which are then explained with the values they ran with.
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { connectPostgres } from '../src/db/connect.ts';
 import { containsPattern } from '../src/db/like.ts';
+import type { DB } from '../src/db/schema.ts';
 import { memoryCounterStore } from '../src/http/rate-limit.ts';
 import { functionPlans, ITEM_MATCHES_FUNCTION, pagedReads, plansOfRecorded, queryRecorder, relationsOf, SEARCH_FUNCTION, seqScans } from './plan-check.ts';
 
 export interface PlanRow {
   url: string;
   ms: number;
-  /** Big tables (or their months) read whole. */
+  /** Big tables (or their months, but for months of few rows) read whole. */
   seq_scans: string[];
   /** Months of the ledger read outside the range asked for (dated ledger and reports). */
   months_outside: string[];
@@ -57,7 +58,7 @@ export async function measurePlans(databaseUrl: string, adminKey: string): Promi
       const read = plans.flatMap(({ plan }) => relationsOf(plan)).filter((name) => name.startsWith('inventory_movements_'));
       rows.push({
         url, ms,
-        seq_scans: [...new Set(plans.flatMap(({ plan }) => seqScans(plan)))],
+        seq_scans: await withoutSmallMonths(database.db, [...new Set(plans.flatMap(({ plan }) => seqScans(plan)))]),
         months_outside: dated.includes(url) ? [...new Set(read)].filter((name) => !months.has(name)) : [],
         rule: dated.includes(url) ? 'months' : url.startsWith('/api/v1/reports/') ? 'shown' : 'page',
       });
@@ -87,6 +88,19 @@ export async function measurePlans(databaseUrl: string, adminKey: string): Promi
     await app.close();
     await database.close();
   }
+}
+
+/**
+ * Months of a partitioned table that hold few rows are rightly read whole (a read of their index would cost more), as
+ * the current month early in it: on the 2nd of a month the bench's current month held 1,714 movements, and the
+ * partner ledger's plan read it whole beside its other months' indexes. Few is under 10,000 by the table's statistics.
+ */
+async function withoutSmallMonths(db: Kysely<DB>, relations: string[]): Promise<string[]> {
+  const months = relations.filter((name) => /_(\d{4}_\d{2}|default)$/.test(name));
+  if (!months.length) return relations;
+  const { rows } = await sql<{ name: string }>`select relname as name from pg_class
+    where relname = any(${months}) and reltuples between 0 and 9999`.execute(db);
+  return relations.filter((name) => !rows.some((small) => small.name === name));
 }
 
 const missed = (row: PlanRow) => row.months_outside.length > 0 || (row.rule === 'page' && row.seq_scans.length > 0);
