@@ -318,6 +318,15 @@ describe('allocation', () => {
     assert.equal(Number(await orders()), Number(before));
     await entered([{ item_id: a, qty_ordered: 647, acknowledge_negative: true }]);
     assert.equal((await stockOf(a)).qty_committed, 2_147_483_647);
+
+    // An item already short: its available (on hand less committed) would pass the least it can hold first.
+    const b = await stockedItem('OVF-B', 1);
+    await t.db.updateTable('items').set({ qty_on_hand: -2, qty_committed: 2_147_483_000 }).where('id', '=', b).execute();
+    const short = await enter([{ item_id: b, qty_ordered: 647, acknowledge_negative: true }]);
+    expectError(short, 422, 'invalid_request');
+    assert.match(short.body.error.message, /^lines\[0\]: OVF-B: available would be -2147483649, less than the -2147483648 units/);
+    assert.deepEqual(await stockOf(b), { qty_on_hand: -2, qty_committed: 2_147_483_000, qty_available: -2_147_483_002 });
+    assert.equal(Number(await orders()), Number(before) + 1);
   });
 
   test('split lines commit only qty_warehouse and must add up; direct lines never touch stock', async () => {
@@ -734,10 +743,11 @@ describe('the order list', () => {
   });
 
   test('the page carries the total (maintained or counted) on every page, past the last one, and 0 when nothing matches', async () => {
-    // Maintained: partner and status. Counted: customer, priority, q, dates.
+    // Maintained: partner, status and priority. Counted: customer, q, dates.
     for (const [query, where] of [
       ['', 'true'], ['status=open', `status in ('entered', 'released', 'partial')`], ['status=cancelled', `status = 'cancelled'`],
       [`customer=${listCustomer}`, `customer_id = '${listCustomer}'`], ['priority=rush', `priority = 'rush'`],
+      ['status=open&priority=normal,rush', `status in ('entered', 'released', 'partial') and priority in ('normal', 'rush')`],
       ['q=po-', `customer_po_number ilike '%po-%'`], ['status=billed', 'false'], ['from=2000-01-01&to=2000-01-02', 'false'],
     ] as const) {
       const { rows: [counted] } = await sql<{ n: number }>`select count(*)::int as n from orders
@@ -755,6 +765,11 @@ describe('the order list', () => {
       call(t.app, 'GET', `/api/v1/orders?manufacturer=${listPartner}&per_page=1&page=${i + 1}`, { key: consignor.key })));
     assert.deepEqual(pages.map((answer) => answer.body.meta.total_count), pages.map(() => own!.n));
     assert.equal(pages.filter((answer) => answer.body.data.length === 1).length, own!.n);
+    const { rows: [ownNormal] } = await sql<{ n: number }>`select count(*)::int as n from orders
+      where manufacturer_id = ${partner} and priority = 'normal' and status in ('entered', 'released', 'partial')`.execute(t.db);
+    const byPriority = await call(t.app, 'GET', `/api/v1/orders?manufacturer=${listPartner}&priority=normal&status=open`, { key: consignor.key });
+    assert.equal(byPriority.body.meta.total_count, ownNormal!.n);
+    assert.ok(ownNormal!.n >= 1, 'the order the consignor\'s partner just entered');
   });
 
   test('unknown status or priority values and bad aged_hours are 400, never dropped', async () => {

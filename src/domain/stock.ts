@@ -42,6 +42,8 @@ const insufficientStock = (available: number) =>
 
 /** Quantities are int4 columns: an item's on-hand, and so each of its bins, holds at most this many units. */
 export const MAX_UNITS = 2_147_483_647;
+/** The least an item's qty_available can hold (an acknowledged commitment of an item already short). */
+const MIN_UNITS = -2_147_483_648;
 
 const tooManyUnits = (item: { id: string; item_number_display: string }, held: number, quantity: number, what: string) =>
   invalidRequest(`${item.item_number_display}: ${what} would be ${held + quantity}, more than the ${MAX_UNITS} units it can hold`, { item_id: item.id });
@@ -357,7 +359,8 @@ export interface Commitment {
 
 /**
  * Commits units of items to order lines: qty_committed rises, on-hand stays. Refused with 422 negative_stock (details
- * name the item) when qty_available would fall below zero, unless acknowledged. The item rows are locked in id order
+ * name the item) when qty_available would fall below zero, unless acknowledged; with 422 invalid_request when a
+ * quantity would pass what its column holds. The item rows are locked in id order
  * first, so orders naming the same items in another order cannot deadlock, and parallel commitments of the last units
  * queue on the lock and each sees what the one before it committed.
  */
@@ -375,6 +378,7 @@ export async function commitStock(tx: Transaction<DB>, commitments: Commitment[]
     where (select count(*) from locked) >= 0
       and i.id = c.id and (c.allow_negative or i.qty_on_hand - i.qty_committed >= c.quantity)
       and i.qty_committed::bigint + c.quantity <= ${sql.lit(MAX_UNITS)}
+      and i.qty_on_hand::bigint - i.qty_committed - c.quantity >= ${sql.lit(MIN_UNITS)}
     returning i.id`.execute(tx);
   if (committed.rows.length === commitments.length) return;
   const done = new Set(committed.rows.map((row) => row.id));
@@ -382,6 +386,9 @@ export async function commitStock(tx: Transaction<DB>, commitments: Commitment[]
   const item = await tx.selectFrom('items').select(['id', 'item_number_display', 'qty_available', 'qty_committed']).where('id', '=', refused.itemId).executeTakeFirst();
   if (!item) throw notFound('item');
   if (item.qty_committed + refused.quantity > MAX_UNITS) throw tooManyUnits(item, item.qty_committed, refused.quantity, 'committed');
+  if (item.qty_available - refused.quantity < MIN_UNITS) {
+    throw invalidRequest(`${item.item_number_display}: available would be ${item.qty_available - refused.quantity}, less than the ${MIN_UNITS} units it can hold`, { item_id: item.id });
+  }
   throw new ApiError(422, 'negative_stock',
     `${item.item_number_display} has ${item.qty_available} available; committing ${refused.quantity} would make it negative (send acknowledge_negative: true to commit anyway)`,
     { details: { item_id: refused.itemId } });
