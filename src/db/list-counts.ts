@@ -1,6 +1,6 @@
 // Totals of the order and item lists, the movement ledger and the event poll from the counts the database maintains
-// (migrations 0017-0019, 0026, 0032), and the fold that keeps them a row per key. A total is the sum of its key's rows, read
-// in the caller's snapshot: as exact as count(*).
+// (migrations 0017-0019, 0026, 0032), and the fold that keeps them a row per key. A total is the sum of its key's
+// rows, read in the caller's snapshot: as exact as count(*).
 import { sql, type Expression, type Kysely, type RawBuilder } from 'kysely';
 import { ADVISORY_LOCKS } from './advisory-locks.ts';
 import { inLiterals } from './literals.ts';

@@ -28,9 +28,10 @@ begin
   return null;
 end $$;
 
--- No fold may be under way (foldListCounts in src/db/list-counts.ts, its lock ADVISORY_LOCKS.foldListCounts; a fold that began before would write its folded rows
--- after the delete below had looked, and they would stay beside the new ones, each total counted twice; later folds
--- skip their round until this commits), and no order may be written between the counts dropped and those taken anew.
+-- No fold may be under way (foldListCounts in src/db/list-counts.ts takes ADVISORY_LOCKS.foldListCounts): a fold that
+-- began before would write its folded rows after the delete below had looked, and they would stay beside the new
+-- ones, each total counted twice (later folds skip their round until this commits). And no order may be written
+-- between the counts dropped and those taken anew.
 select pg_advisory_xact_lock(4711003);
 lock table orders in share row exclusive mode;
 delete from list_counts where list = 'orders';
