@@ -27,11 +27,14 @@ export function literal(value: unknown): string {
   return `'${String(value).replace(/'/g, "''")}'`;
 }
 
+/** The name of a month of a partitioned table ends so: inventory_movements_2026_05, inventory_movements_default. */
+export const MONTH_SUFFIX = /_(\d{4}_\d{2}|default)$/;
+
 export function seqScans(plan: unknown): string[] {
   const found: string[] = [];
   const walk = (node: Record<string, unknown>) => {
-    // A month of a partitioned table (inventory_movements_2026_05, inventory_movements_default) counts as the table.
-    const table = String(node['Relation Name']).replace(/_(\d{4}_\d{2}|default)$/, '');
+    // A month of a partitioned table counts as the table.
+    const table = String(node['Relation Name']).replace(MONTH_SUFFIX, '');
     if (node['Node Type'] === 'Seq Scan' && BIG_TABLES.includes(table)) found.push(node['Relation Name'] as string);
     for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
   };

@@ -9,7 +9,7 @@ import { connectPostgres } from '../src/db/connect.ts';
 import { containsPattern } from '../src/db/like.ts';
 import type { DB } from '../src/db/schema.ts';
 import { memoryCounterStore } from '../src/http/rate-limit.ts';
-import { functionPlans, ITEM_MATCHES_FUNCTION, pagedReads, plansOfRecorded, queryRecorder, relationsOf, SEARCH_FUNCTION, seqScans } from './plan-check.ts';
+import { functionPlans, ITEM_MATCHES_FUNCTION, MONTH_SUFFIX, pagedReads, plansOfRecorded, queryRecorder, relationsOf, SEARCH_FUNCTION, seqScans } from './plan-check.ts';
 
 export interface PlanRow {
   url: string;
@@ -96,7 +96,7 @@ export async function measurePlans(databaseUrl: string, adminKey: string): Promi
  * partner ledger's plan read it whole beside its other months' indexes. Few is under 10,000 by the table's statistics.
  */
 async function withoutSmallMonths(db: Kysely<DB>, relations: string[]): Promise<string[]> {
-  const months = relations.filter((name) => /_(\d{4}_\d{2}|default)$/.test(name));
+  const months = relations.filter((name) => MONTH_SUFFIX.test(name));
   if (!months.length) return relations;
   const { rows } = await sql<{ name: string }>`select relname as name from pg_class
     where relname = any(${months}) and reltuples between 0 and 9999`.execute(db);
