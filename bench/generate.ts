@@ -242,6 +242,22 @@ const STEPS: (Step | Lanes)[] = [
       select manufacturer_id, max(release_number) from orders where release_number is not null group by manufacturer_id`,
     `update release_counters set last_number = (select max(original_release_number) from orders) where manufacturer_id is null`,
     "select setval('order_number_seq', (select max(order_number) from orders))"],
+  // Each order that shipped was picked and shipped in one batch of all its lines, picked in full: the pick-batch list
+  // and the order-fulfillment report read them.
+  ['pick batches', ...withoutIndexes('pick_batches', `insert into pick_batches (order_id, manufacturer_id, batch_number, status,
+       packed_at, tracking_number, tracking_carrier, tracking_captured_at, completed_at, shipped_at, shipped_lines,
+       shipped_lines_in_full, shipped_units_to_pick, shipped_units_picked, created_at, updated_at)
+     select o.id, o.manufacturer_id, 'PB' || lpad(o.n::text, greatest(6, length(o.n::text)), '0'), 'shipped',
+       o.shipped_at - interval '30 minutes', '1Z' || o.order_number, 'ups', o.shipped_at - interval '20 minutes',
+       o.shipped_at - interval '1 hour', o.shipped_at, l.lines, l.lines, l.units, l.units, o.released_at, o.shipped_at
+     from (select *, row_number() over (order by order_number) n from orders where shipped_at is not null) o
+     join (select order_id, count(*) lines, sum(qty_ordered) units from order_lines group by order_id) l on l.order_id = o.id
+     order by o.order_number`),
+    ...withoutIndexes('pick_batch_lines', `insert into pick_batch_lines (pick_batch_id, order_line_id, item_id, qty_to_pick, qty_picked,
+       status, pack_verified_at, created_at, updated_at)
+     select b.id, l.id, l.item_id, l.qty_ordered, l.qty_ordered, 'picked', b.packed_at, b.created_at, b.shipped_at
+     from pick_batches b join order_lines l on l.order_id = b.order_id`),
+    "select setval('pick_batch_number_seq', (select count(*) from pick_batches))"],
   // The load runs with triggers off (session_replication_role), so the trigger that keeps item_stock_state equal to
   // items did not fire: copy it whole once items are final, and check that it matches.
   ['stock state and list totals', 'truncate item_stock_state',
@@ -269,10 +285,12 @@ const STEPS: (Step | Lanes)[] = [
      select 'items_moved', manufacturer_id, status, counted_movement_day(date_last_movement), count(*)
      from item_stock_state where counted_movement_day(date_last_movement) is not null group by 2, 3, 4`,
     `insert into list_counts (list, manufacturer_id, status, flags, n)
-     select 'orders', manufacturer_id, status, order_priority_flag(priority), count(*) from orders group by 2, 3, 4`],
+     select 'orders', manufacturer_id, status, order_priority_flag(priority), count(*) from orders group by 2, 3, 4`,
+    `insert into list_counts (list, manufacturer_id, status, n)
+     select 'pick_batches', manufacturer_id, status, count(*) from pick_batches group by 2, 3`],
   ]] },
   // VACUUM as well as ANALYZE: freshly loaded pages have no visibility map, which would slow the first reads.
-  ['vacuum analyze', `vacuum (analyze) manufacturers, locations, items, item_stock_state, item_aliases, item_number_suffixes, item_locations, inventory_movements, customers, orders, order_lines`],
+  ['vacuum analyze', `vacuum (analyze) manufacturers, locations, items, item_stock_state, item_aliases, item_number_suffixes, item_locations, inventory_movements, customers, orders, order_lines, pick_batches, pick_batch_lines`],
   ['drop plan tables', `do $$ declare r record; begin
      for r in select tablename from pg_tables where schemaname = 'public' and tablename like 'bench\\_%' loop
        execute format('drop table %I', r.tablename); end loop; end $$`],

@@ -1,5 +1,5 @@
-// The order and item lists' totals come from counts the database maintains (migration 0017): whatever writes orders or
-// items — the API, a bulk load, a statement behind the app's back, a delete, a fold, many writers at once — every
+// The order, item and pick-batch lists' totals come from counts the database maintains (migrations 0017, 0034): whatever
+// writes orders, items or batches — the API, a bulk load, a statement behind the app's back, a delete, a fold, many writers at once — every
 // total equals count(*) over the rows the list's own conditions select.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -8,10 +8,11 @@ import type { DB } from '../src/db/schema.ts';
 import { ADVISORY_LOCKS } from '../src/db/advisory-locks.ts';
 import { countedTotalExpression, foldListCounts, itemsNotMovedTotalExpression, totalOf } from '../src/db/list-counts.ts';
 import { adjust, call, createManufacturer, onPostgres, startApp, type TestApp } from './helpers.ts';
-import { setUpFloor, stockedItem, releasedOrder, type Floor } from './picking-kit.ts';
+import { ok, packedBatch, post, releasedOrder, setUpFloor, startedBatch, stockedItem, type Floor } from './picking-kit.ts';
 
 const ORDER_STATUSES = ['entered', 'released', 'partial', 'shipped', 'billed', 'closed', 'cancelled'];
 const ITEM_STATUSES = ['active', 'inactive', 'discontinued'];
+const BATCH_STATUSES = ['released', 'in_progress', 'completed', 'packed', 'shipped', 'cancelled'];
 // An order's priorities in the bit order of migration 0032.
 const PRIORITIES = ['normal', 'high', 'rush'];
 // The list's stock filters, written out independently of item_stock_flags, in the bit order of migration 0017.
@@ -21,7 +22,7 @@ const FILTER_SQL = [
   'qty_on_hand < 0', 'qty_available < 0', 'qty_on_hand = 0', 'reorder_level > 0 and qty_available < reorder_level', 'price_1 is null',
 ];
 
-async function counted(db: Kysely<DB>, table: 'orders' | 'item_stock_state', where: string): Promise<number> {
+async function counted(db: Kysely<DB>, table: 'orders' | 'item_stock_state' | 'pick_batches', where: string): Promise<number> {
   const { rows } = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)} where ${sql.raw(where)}`.execute(db);
   return rows[0]!.n;
 }
@@ -39,6 +40,10 @@ async function assertTotalsExact(db: Kysely<DB>, partners: string[]) {
         const where = `${byPartner} and ${statuses.length ? `status in (${inList(statuses)})` : 'true'} and ${chosen.length ? `priority in (${inList(chosen)})` : 'true'}`;
         assert.equal(await totalOf(db, countedTotalExpression({ list: 'orders', manufacturerId: partner, statuses, anyFlags: flags })), await counted(db, 'orders', where), `orders where ${where}`);
       }
+    }
+    for (const statuses of statusSets(BATCH_STATUSES)) {
+      const where = `${byPartner} and ${statuses.length ? `status in (${inList(statuses)})` : 'true'}`;
+      assert.equal(await totalOf(db, countedTotalExpression({ list: 'pick_batches', manufacturerId: partner, statuses })), await counted(db, 'pick_batches', where), `pick batches where ${where}`);
     }
     for (const statuses of statusSets(ITEM_STATUSES)) {
       for (let flags = 0; flags < 32; flags++) {
@@ -68,7 +73,7 @@ before(async () => {
 after(() => t?.close());
 
 describe('list totals maintained by the database', () => {
-  test('orders entered, released and cancelled, and items created, stocked, repriced and retired through the API', async () => {
+  test('orders entered, released and cancelled, batches started, packed, shipped and cancelled, and items created, stocked, repriced and retired through the API', async () => {
     const stocked = await stockedItem(floor, 10);
     const empty = await stockedItem(floor, 0);
     await stockedItem(floor, 3, floor.otherPartner);
@@ -83,6 +88,11 @@ describe('list totals maintained by the database', () => {
     assert.equal((await call(t.app, 'POST', `/api/v1/orders/${cancelled}/cancel`, { key: t.adminKey, body: {} })).status, 200);
     const rushed = await releasedOrder(floor, [{ item: stocked, qty: 1 }]);
     assert.equal((await call(t.app, 'POST', `/api/v1/orders/${rushed}/priority`, { key: t.adminKey, body: { priority: 'rush' } })).status, 200);
+    const picked = await stockedItem(floor, 10);
+    await ok(post(floor, `/pick-batches/${(await packedBatch(floor, await releasedOrder(floor, [{ item: picked, qty: 1 }]))).ID}/ship`));
+    await packedBatch(floor, await releasedOrder(floor, [{ item: picked, qty: 1 }]));
+    await ok(post(floor, `/pick-batches/${(await startedBatch(floor, await releasedOrder(floor, [{ item: picked, qty: 1 }]))).ID}/cancel`));
+    await startedBatch(floor, await releasedOrder(floor, [{ item: picked, qty: 1 }]));
     await assertTotalsExact(t.db, [floor.partner, floor.otherPartner]);
 
     // The lists answer with those totals.
@@ -95,6 +105,12 @@ describe('list totals maintained by the database', () => {
     assert.equal(below.body.meta.total_count, await counted(t.db, 'item_stock_state',
       `manufacturer_id = '${floor.partner}' and status = 'active' and (qty_on_hand = 0 or (reorder_level > 0 and qty_available < reorder_level))`));
     assert.ok(below.body.meta.total_count >= 1, 'the repriced item is below its reorder level');
+    for (const query of ['', 'status=shipped', `manufacturer=${floor.partner}&status=in_progress`, `manufacturer=${floor.otherPartner}`]) {
+      const where = query.split('&').filter(Boolean).map((pair) => pair.replace('manufacturer', 'manufacturer_id').replace(/=(.*)/, " = '$1'")).join(' and ') || 'true';
+      const batches = await call(t.app, 'GET', `/api/v1/pick-batches?${query}`, { key: t.adminKey });
+      assert.equal(batches.body.meta.total_count, await counted(t.db, 'pick_batches', where), query);
+    }
+    assert.equal((await call(t.app, 'GET', '/api/v1/pick-batches?status=shipped', { key: t.adminKey })).body.meta.total_count, 1);
   });
 
   test('writes behind the app: a bulk load, a statement over many rows, deletes; a fold keeps every total and leaves a row per key', async () => {
@@ -118,6 +134,9 @@ describe('list totals maintained by the database', () => {
     await sql`delete from items where manufacturer_id = ${partner} and item_number_normalized like 'CNT2%'`.execute(t.db);
     await sql`update orders set status = 'closed' where status = 'cancelled'`.execute(t.db);
     await sql`update orders set priority = case priority when 'normal' then 'rush' when 'rush' then 'high' else 'normal' end`.execute(t.db);
+    await sql`update pick_batches set status = case status when 'in_progress' then 'completed' when 'packed' then 'in_progress' else status end`.execute(t.db);
+    await sql`delete from pick_batch_lines where pick_batch_id in (select id from pick_batches where status = 'cancelled')`.execute(t.db);
+    await sql`delete from pick_batches where status = 'cancelled'`.execute(t.db);
     await assertTotalsExact(t.db, [floor.partner, floor.otherPartner, partner]);
 
     assert.ok(await keysWithSeveralRows(t.db) > 0, 'changes appended rows');

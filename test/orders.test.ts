@@ -743,9 +743,12 @@ describe('the order list', () => {
   });
 
   test('the page carries the total (maintained or counted) on every page, past the last one, and 0 when nothing matches', async () => {
-    // Maintained: partner, status and priority. Counted: customer, q, dates.
+    // Maintained: partner, status and priority. Counted: customer, q, dates. aged_hours: maintained less counted.
     for (const [query, where] of [
       ['', 'true'], ['status=open', `status in ('entered', 'released', 'partial')`], ['status=cancelled', `status = 'cancelled'`],
+      ['aged_hours=2', `created_at <= now() - interval '2 hours'`], ['aged_hours=1', `created_at <= now() - interval '1 hour'`],
+      ['aged_hours=2&status=open&priority=normal', `created_at <= now() - interval '2 hours' and status in ('entered', 'released', 'partial') and priority = 'normal'`],
+      ['aged_hours=2&status=cancelled', `created_at <= now() - interval '2 hours' and status = 'cancelled'`],
       [`customer=${listCustomer}`, `customer_id = '${listCustomer}'`], ['priority=rush', `priority = 'rush'`],
       ['status=open&priority=normal,rush', `status in ('entered', 'released', 'partial') and priority in ('normal', 'rush')`],
       ['q=po-', `customer_po_number ilike '%po-%'`], ['status=billed', 'false'], ['from=2000-01-01&to=2000-01-02', 'false'],
@@ -770,6 +773,8 @@ describe('the order list', () => {
     const byPriority = await call(t.app, 'GET', `/api/v1/orders?manufacturer=${listPartner}&priority=normal&status=open`, { key: consignor.key });
     assert.equal(byPriority.body.meta.total_count, ownNormal!.n);
     assert.ok(ownNormal!.n >= 1, 'the order the consignor\'s partner just entered');
+    const aged = await call(t.app, 'GET', `/api/v1/orders?manufacturer=${listPartner}&aged_hours=2`, { key: consignor.key });
+    assert.deepEqual([aged.body.meta.total_count, aged.body.data.length], [0, 0], 'none of its own partner\'s orders is 2 hours old');
   });
 
   test('unknown status or priority values and bad aged_hours are 400, never dropped', async () => {

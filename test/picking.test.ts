@@ -2,6 +2,7 @@
 // list, staging, parcels, shipping (stock, ledger, order status) and will-call pickup, checked in the database.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { call, createLocation, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
 import {
   binOf, eventsOf, ok, packedBatch, post, releasedOrder, setUpFloor, startedBatch, stockedItem, stockOf, type Floor,
@@ -16,6 +17,9 @@ before(async () => {
 after(() => t.close());
 
 const get = (url: string, key = t.adminKey) => call(t.app, 'GET', `/api/v1${url}`, { key });
+/** What a shipped batch keeps of its lines for the order-fulfillment report (null before it ships). */
+const shippedFigures = (batchId: string) => t.db.selectFrom('pick_batches')
+  .select(['shipped_lines', 'shipped_lines_in_full', 'shipped_units_to_pick', 'shipped_units_picked']).where('id', '=', batchId).executeTakeFirstOrThrow();
 const lineRows = (batchId: string) => t.db.selectFrom('pick_batch_lines').selectAll().where('pick_batch_id', '=', batchId).execute();
 
 describe('starting a batch', () => {
@@ -53,6 +57,17 @@ describe('starting a batch', () => {
     const orderId = await releasedOrder(floor, [{ item: a, qty: 3 }, { item: b, qty: 2 }]);
     await startedBatch(floor, orderId);
     expectError(await post(floor, '/pick-batches', { order_id: orderId }), 422, 'invalid_status');
+  });
+
+  test('batch numbers are PB and six digits, and keep counting past 999,999 (not cut back to an earlier number)', async () => {
+    const item = await stockedItem(floor, 10);
+    const numberAfter = async (last: number) => {
+      await sql`select setval('pick_batch_number_seq', ${last})`.execute(t.db);
+      const batch = await startedBatch(floor, await releasedOrder(floor, [{ item, qty: 1 }]));
+      return (await t.db.selectFrom('pick_batches').select('batch_number').where('id', '=', batch.ID).executeTakeFirstOrThrow()).batch_number;
+    };
+    assert.equal(await numberAfter(99_999), 'PB100000');
+    assert.equal(await numberAfter(999_999), 'PB1000000');
   });
 
   test('only released or partial orders; unknown order 404; another partner\'s key 404; bad ids 400', async () => {
@@ -225,6 +240,7 @@ describe('shipping', () => {
     const orderId = await releasedOrder(floor, [{ item: a, qty: 4 }, { item: b, qty: 2 }]);
     assert.deepEqual(await stockOf(floor, a), { qty_on_hand: 10, qty_committed: 4, qty_available: 6 });
     const packed = await packedBatch(floor, orderId);
+    assert.deepEqual(await shippedFigures(packed.ID), { shipped_lines: null, shipped_lines_in_full: null, shipped_units_to_pick: null, shipped_units_picked: null });
     const shipped = await ok(post(floor, `/pick-batches/${packed.ID}/ship`, { tracking_number: '1ZSHIP', carrier: 'ups' }));
     assert.deepEqual([shipped.Status, shipped.TrackingNumber, shipped.TrackingCarrier], ['shipped', '1ZSHIP', 'ups']);
     assert.deepEqual(await stockOf(floor, a), { qty_on_hand: 6, qty_committed: 0, qty_available: 6 });
@@ -237,6 +253,7 @@ describe('shipping', () => {
     const order = await t.db.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirstOrThrow();
     assert.equal(order.status, 'shipped');
     assert.ok(order.shipped_at);
+    assert.deepEqual(await shippedFigures(packed.ID), { shipped_lines: 2, shipped_lines_in_full: 2, shipped_units_to_pick: 6, shipped_units_picked: 6 });
     const lines = await t.db.selectFrom('order_lines').select(['qty_shipped', 'qty_committed', 'qty_backordered']).where('order_id', '=', orderId).execute();
     assert.deepEqual(lines.map((l) => [l.qty_shipped, l.qty_committed, l.qty_backordered]).sort(), [[2, 0, 0], [4, 0, 0]]);
     assert.equal((await eventsOf(floor, 'order.shipped')).filter((e) => (e.data as { order_id: string }).order_id === orderId).length, 1);
@@ -270,6 +287,7 @@ describe('shipping', () => {
     const line = await t.db.selectFrom('order_lines').select(['qty_shipped', 'qty_backordered', 'qty_committed']).where('order_id', '=', orderId).executeTakeFirstOrThrow();
     assert.deepEqual(line, { qty_shipped: 3, qty_backordered: 2, qty_committed: 2 });
     assert.deepEqual(await stockOf(floor, item), { qty_on_hand: 7, qty_committed: 2, qty_available: 5 });
+    assert.deepEqual(await shippedFigures(batch.ID), { shipped_lines: 1, shipped_lines_in_full: 0, shipped_units_to_pick: 5, shipped_units_picked: 3 });
     const next = await startedBatch(floor, orderId);
     assert.equal(next.Lines[0].QtyToPick, 2, 'the backorder is what the next batch picks');
   });

@@ -218,6 +218,35 @@ describe('activity reports', () => {
     assert.equal((await report('order-fulfillment', 'from=2020-01-01&to=2020-12-31')).body.meta.total_count, 0);
   });
 
+  test('order fulfillment: an order counts as entered, released and shipped each in the period of its own date', async () => {
+    const figures = async (query: string) => {
+      const { totals } = (await report('order-fulfillment', query)).body.meta;
+      return [totals.orders_entered, totals.orders_released, totals.orders_shipped, totals.batches_shipped, totals.lines_shipped, totals.units_shipped];
+    };
+    const shipped = await t.db.selectFrom('pick_batches as b').innerJoin('orders as o', 'o.id', 'b.order_id')
+      .select(['b.id as batch_id', 'o.id as order_id', 'o.created_at', 'o.released_at', 'o.shipped_at', 'b.shipped_at as batch_shipped_at'])
+      .where('b.status', '=', 'shipped').orderBy('b.created_at').executeTakeFirstOrThrow();
+    const lines = await t.db.selectFrom('pick_batch_lines').select(['qty_picked']).where('pick_batch_id', '=', shipped.batch_id).execute();
+    const units = lines.reduce((n, line) => n + line.qty_picked, 0);
+    const now = await figures('');
+    try {
+      // Entered in March 2020, released in April, shipped (the order and its batch) in May.
+      await t.db.updateTable('orders').set({ created_at: '2020-03-10T12:00:00Z', released_at: '2020-04-10T12:00:00Z', shipped_at: '2020-05-10T12:00:00Z' })
+        .where('id', '=', shipped.order_id).execute();
+      await t.db.updateTable('pick_batches').set({ shipped_at: '2020-05-10T12:00:00Z' }).where('id', '=', shipped.batch_id).execute();
+      assert.deepEqual(await figures('from=2020-03-01&to=2020-03-31'), [1, 0, 0, 0, 0, 0]);
+      assert.deepEqual(await figures('from=2020-04-01&to=2020-04-30'), [0, 1, 0, 0, 0, 0]);
+      assert.deepEqual(await figures('from=2020-05-01&to=2020-05-31'), [0, 0, 1, 1, lines.length, units]);
+      assert.deepEqual(await figures('from=2020-03-01&to=2020-05-31'), [1, 1, 1, 1, lines.length, units]);
+      assert.deepEqual(await figures(''), [now[0]! - 1, now[1]! - 1, now[2]! - 1, now[3]! - 1, now[4]! - lines.length, now[5]! - units]);
+    } finally {
+      await t.db.updateTable('orders').set({ created_at: shipped.created_at, released_at: shipped.released_at, shipped_at: shipped.shipped_at })
+        .where('id', '=', shipped.order_id).execute();
+      await t.db.updateTable('pick_batches').set({ shipped_at: shipped.batch_shipped_at }).where('id', '=', shipped.batch_id).execute();
+    }
+    assert.deepEqual(await figures(''), now);
+  });
+
   test('movements: by day, type and status, as the ledger holds them; CSV of the same rows', async () => {
     const ledger = await t.db.selectFrom('inventory_movements').select(['movement_type', 'inventory_status', 'quantity']).execute();
     const answer = (await report('movements')).body;

@@ -309,7 +309,7 @@ export interface ItemStockStateTable {
 export interface ListCountsTable {
   flags: Generated<number>;
   folded: Generated<boolean>;
-  list: "orders" | "items" | "movements" | "items_moved" | "events";
+  list: "orders" | "items" | "movements" | "items_moved" | "events" | "pick_batches";
   manufacturer_id: string;
   moved_on: Generated<string>;
   n: number;
@@ -476,6 +476,10 @@ export interface PickBatchesTable {
   packed_by: string | null;
   shipped_at: IsoTimestamp | null;
   shipped_by: string | null;
+  shipped_lines: number | null;
+  shipped_lines_in_full: number | null;
+  shipped_units_picked: number | null;
+  shipped_units_to_pick: number | null;
   staged_at: IsoTimestamp | null;
   staged_loc_type: "staging" | "shipping" | null;
   staged_slot: string | null;

@@ -88,6 +88,9 @@ export interface OrderFilter {
   to?: string;
 }
 
+/** `aged_hours`: the orders created at or before this. */
+const agedCutoff = (hours: number) => sql<string>`now() - make_interval(hours => ${hours})`;
+
 function filteredOrders(db: Kysely<DB>, actor: Actor, f: OrderFilter) {
   let query = inPartnerScope(db.selectFrom('orders as o'), actor, 'o.manufacturer_id');
   if (!actor.manufacturerId && f.manufacturer) query = query.where('o.manufacturer_id', '=', f.manufacturer);
@@ -96,7 +99,7 @@ function filteredOrders(db: Kysely<DB>, actor: Actor, f: OrderFilter) {
   // index of open orders).
   if (f.statuses.length) query = query.where(inLiterals('o.status', f.statuses));
   if (f.priorities.length) query = query.where(inLiterals('o.priority', f.priorities));
-  if (f.aged_hours) query = query.where('o.created_at', '<=', sql<string>`now() - make_interval(hours => ${f.aged_hours})`);
+  if (f.aged_hours) query = query.where('o.created_at', '<=', agedCutoff(f.aged_hours));
   if (f.from) query = query.where('o.order_date', '>=', f.from);
   if (f.to) query = query.where('o.order_date', '<=', f.to);
   if (f.awaiting_direct_ship) {
@@ -168,15 +171,22 @@ const PRIORITY_BITS: Record<Priority, number> = { normal: 1, high: 2, rush: 4 };
 
 /**
  * The exact total, as a scalar subquery: from the maintained counts (migrations 0017, 0032) when only partner, status
- * and priority narrow the list, else counted.
+ * and priority narrow the list, else counted. `aged_hours` is the maintained total less the orders created since its
+ * cutoff: a few hours' orders read, where the aged ones are nearly the whole order book (the planner read orders whole
+ * to count them).
  */
 function orderTotal(db: Kysely<DB>, actor: Actor, f: OrderFilter): Expression<number> {
-  const narrowedFurther = f.customer || f.aged_hours || f.from || f.to || f.awaiting_direct_ship || f.q?.trim();
-  if (narrowedFurther) return filteredOrders(db, actor, f).select(sql<number>`count(*)::int`.as('count')).$asScalar();
-  return countedTotalExpression({
+  const count = sql<number>`count(*)::int`.as('count');
+  const narrowedFurther = f.customer || f.from || f.to || f.awaiting_direct_ship || f.q?.trim();
+  if (narrowedFurther) return filteredOrders(db, actor, f).select(count).$asScalar();
+  const kept = countedTotalExpression({
     list: 'orders', manufacturerId: actor.manufacturerId ?? f.manufacturer, statuses: f.statuses,
     anyFlags: f.priorities.reduce((bits, priority) => bits | PRIORITY_BITS[priority], 0),
   });
+  if (!f.aged_hours) return kept;
+  const younger = filteredOrders(db, actor, { ...f, aged_hours: undefined })
+    .where('o.created_at', '>', agedCutoff(f.aged_hours)).select(count);
+  return sql<number>`(${kept} - (${younger}))`;
 }
 
 type LifecycleAction = 'created' | 'released' | 'shipped' | 'picked_up' | 'cancelled' | 'started' | 'packed';

@@ -1,7 +1,8 @@
 // The pick batch's SQL: the session with its lines and parcels in one query, the list, and the locks every action
 // takes (the order row first, then the batch row: one order for all, so no two actions can deadlock).
-import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
+import { sql, type Expression, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
 import type { DB, ItemsTable, LocationsTable, OrderLinesTable, PickBatchesTable, PickBatchLinesTable, PickBatchParcelsTable } from '../../db/schema.ts';
+import { countedTotalExpression, totalOf } from '../../db/list-counts.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { notFound } from '../../domain/errors.ts';
 import { onePage, type Page } from '../../http/pagination.ts';
@@ -92,20 +93,26 @@ export interface BatchFilter {
   manufacturer?: string;
 }
 
-/** Newest first, with an exact count. */
+/**
+ * Newest first, with an exact total carried by the page's statement: from the maintained counts (migration 0034) when
+ * only partner and status narrow the list, counted for one order's batches (a few rows) or a partner-scoped key naming
+ * another partner (none).
+ */
 export async function listSessions(db: Kysely<DB>, actor: Actor, filter: BatchFilter, page: Page) {
   let query = inPartnerScope(db.selectFrom('pick_batches as b'), actor, 'b.manufacturer_id');
   if (filter.status) query = query.where('b.status', '=', filter.status as never);
   if (filter.order) query = query.where('b.order_id', '=', filter.order);
   if (filter.manufacturer) query = query.where('b.manufacturer_id', '=', filter.manufacturer);
-  const [ids, total] = await Promise.all([
-    query.select('b.id').orderBy('b.created_at', 'desc').orderBy('b.id', 'desc').$call(onePage(page)).execute(),
-    query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  if (ids.length === 0) return { rows: [], total: Number(total.n) };
+  const otherPartner = actor.manufacturerId && filter.manufacturer && filter.manufacturer !== actor.manufacturerId;
+  const total: Expression<number> = filter.order || otherPartner
+    ? query.select(sql<number>`count(*)::int`.as('count')).$asScalar()
+    : countedTotalExpression({ list: 'pick_batches', manufacturerId: actor.manufacturerId ?? filter.manufacturer, statuses: filter.status ? [filter.status] : [] });
+  const ids = await query.select(['b.id', sql<number>`${total}`.as('total_count')])
+    .orderBy('b.created_at', 'desc').orderBy('b.id', 'desc').$call(onePage(page)).execute();
+  if (ids.length === 0) return { rows: [], total: await totalOf(db, total) };
   const { rows } = await sessionsWhere(sql`b.id = any(${ids.map((row) => row.id)}::uuid[])`).execute(db);
   const byId = new Map(rows.map((row) => [row.id, row]));
-  return { rows: ids.map((row) => byId.get(row.id)!), total: Number(total.n) };
+  return { rows: ids.map((row) => byId.get(row.id)!), total: ids[0]!.total_count };
 }
 
 /**

@@ -173,7 +173,8 @@ async function shipLockedBatch(tx: Transaction<DB>, actor: Actor, batch: BatchRo
   const lines = batchLines.filter((line) => line.qty_picked > 0);
   await shipStock(tx, actor, takesToShip(lines).map((take) => ({ ...take, reason: `pick batch ${batch.batch_number}`, pickBatchId: batch.id })));
   // Every line of the batch, shipped in full, in part or not at all (short, set aside), counts what the warehouse still
-  // owes; the batch is shipped; both recorded and announced in one statement.
+  // owes; the batch is shipped with its lines' figures (the order-fulfillment report sums them); both recorded and
+  // announced in one statement.
   await recordAndEmit(tx, actor, {
     entityType: 'pick_batch', entityId: batch.id, action: 'shipped', manufacturerId: batch.manufacturer_id,
     before: { status: batch.status }, after: { status: 'shipped', lines: lines.map((line) => ({ order_line_id: line.order_line_id, qty_shipped: line.qty_picked })) },
@@ -187,7 +188,11 @@ async function shipLockedBatch(tx: Transaction<DB>, actor: Actor, batch: BatchRo
       from unnest(${batchLines.map((line) => line.order_line_id)}::uuid[], ${batchLines.map((line) => line.qty_picked)}::int[]) as s(order_line_id, picked)
       where order_lines.id = s.order_line_id
     ), shipped_batch as (
-      update pick_batches set status = 'shipped', shipped_at = now(), shipped_by = ${actor.userId}, updated_at = now() where id = ${batch.id}
+      update pick_batches set status = 'shipped', shipped_at = now(), shipped_by = ${actor.userId}, updated_at = now(),
+        shipped_lines = ${batchLines.length}, shipped_lines_in_full = ${batchLines.filter((line) => line.qty_picked === line.qty_to_pick).length},
+        shipped_units_to_pick = ${batchLines.reduce((units, line) => units + line.qty_to_pick, 0)},
+        shipped_units_picked = ${batchLines.reduce((units, line) => units + line.qty_picked, 0)}
+      where id = ${batch.id}
     )`,
   });
   await followWarehouseShipment(tx, actor, order);
@@ -196,7 +201,7 @@ async function shipLockedBatch(tx: Transaction<DB>, actor: Actor, batch: BatchRo
 /** The batch's lines, each with its item's number and the bins stock may ship from, fullest first. */
 function linesWithBins(tx: Transaction<DB>, batchId: string) {
   return tx.selectFrom('pick_batch_lines as l').innerJoin('items as i', 'i.id', 'l.item_id')
-    .select((eb) => ['l.order_line_id', 'l.item_id', 'l.location_id', 'l.qty_picked', 'i.item_number_display',
+    .select((eb) => ['l.order_line_id', 'l.item_id', 'l.location_id', 'l.qty_to_pick', 'l.qty_picked', 'i.item_number_display',
       jsonArrayFrom(eb.selectFrom('item_locations as b').innerJoin('locations as loc', 'loc.id', 'b.location_id')
         .select(['b.location_id', 'b.qty_on_hand'])
         .whereRef('b.item_id', '=', 'l.item_id').where('b.inventory_status', '=', 'available').where('b.qty_on_hand', '>', 0)
