@@ -172,8 +172,8 @@ const PRIORITY_BITS: Record<Priority, number> = { normal: 1, high: 2, rush: 4 };
 /**
  * The exact total, as a scalar subquery: from the maintained counts (migrations 0017, 0032) when only partner, status
  * and priority narrow the list, else counted. `aged_hours` is the maintained total less the orders created since its
- * cutoff: a few hours' orders read, where the aged ones are nearly the whole order book (the planner read orders whole
- * to count them).
+ * cutoff: for the usual ages a few hours' orders read, where the aged ones are nearly the whole order book (the planner
+ * read orders whole to count them).
  */
 function orderTotal(db: Kysely<DB>, actor: Actor, f: OrderFilter): Expression<number> {
   const count = sql<number>`count(*)::int`.as('count');
