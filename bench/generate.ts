@@ -247,7 +247,7 @@ const STEPS: (Step | Lanes)[] = [
   ['pick batches', ...withoutIndexes('pick_batches', `insert into pick_batches (order_id, manufacturer_id, batch_number, status,
        packed_at, tracking_number, tracking_carrier, tracking_captured_at, completed_at, shipped_at, shipped_lines,
        shipped_lines_in_full, shipped_units_to_pick, shipped_units_picked, created_at, updated_at)
-     select o.id, o.manufacturer_id, 'PB' || lpad(o.n::text, greatest(6, length(o.n::text)), '0'), 'shipped',
+     select o.id, o.manufacturer_id, pick_batch_number(o.n), 'shipped',
        o.shipped_at - interval '30 minutes', '1Z' || o.order_number, 'ups', o.shipped_at - interval '20 minutes',
        o.shipped_at - interval '1 hour', o.shipped_at, l.lines, l.lines, l.units, l.units, o.released_at, o.shipped_at
      from (select *, row_number() over (order by order_number) n from orders where shipped_at is not null) o

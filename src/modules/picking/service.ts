@@ -62,12 +62,11 @@ export async function startBatch(db: Kysely<DB>, actor: Actor, orderId: string) 
       .where('ol.order_id', '=', orderId).where('ol.qty_warehouse', '>', 0).orderBy('ol.line_number').execute();
     const toPick = open.filter((line) => Number(line.remaining) > 0);
     if (toPick.length === 0) throw invalidStatus('nothing is left to pick on this order: its warehouse lines are shipped or in live batches');
-    // The batch and its lines: one statement. The number is padded to six digits, never cut to them (lpad cuts a longer
-    // string: the millionth batch would have taken PB100000's number).
+    // The batch and its lines: one statement.
     const { rows: [created] } = await sql<BatchRow>`
-      with n as (select nextval('pick_batch_number_seq')::text as n), batch as (
+      with batch as (
         insert into pick_batches (order_id, manufacturer_id, batch_number, created_by)
-        select ${orderId}, ${order.manufacturer_id}, 'PB' || lpad(n, greatest(6, length(n)), '0'), ${actor.userId} from n
+        values (${orderId}, ${order.manufacturer_id}, pick_batch_number(nextval('pick_batch_number_seq')), ${actor.userId})
         returning *
       ), lines as (
         insert into pick_batch_lines (pick_batch_id, order_line_id, item_id, location_id, bin_location, qty_to_pick)

@@ -171,6 +171,7 @@ async function shipLockedBatch(tx: Transaction<DB>, actor: Actor, batch: BatchRo
   if (tracking) primary = await captureTracking(tx, actor, batch, tracking);
   const batchLines = await linesWithBins(tx, batch.id);
   const lines = batchLines.filter((line) => line.qty_picked > 0);
+  const unitsOf = (quantity: 'qty_to_pick' | 'qty_picked') => batchLines.reduce((units, line) => units + line[quantity], 0);
   await shipStock(tx, actor, takesToShip(lines).map((take) => ({ ...take, reason: `pick batch ${batch.batch_number}`, pickBatchId: batch.id })));
   // Every line of the batch, shipped in full, in part or not at all (short, set aside), counts what the warehouse still
   // owes; the batch is shipped with its lines' figures (the order-fulfillment report sums them); both recorded and
@@ -190,8 +191,7 @@ async function shipLockedBatch(tx: Transaction<DB>, actor: Actor, batch: BatchRo
     ), shipped_batch as (
       update pick_batches set status = 'shipped', shipped_at = now(), shipped_by = ${actor.userId}, updated_at = now(),
         shipped_lines = ${batchLines.length}, shipped_lines_in_full = ${batchLines.filter((line) => line.qty_picked === line.qty_to_pick).length},
-        shipped_units_to_pick = ${batchLines.reduce((units, line) => units + line.qty_to_pick, 0)},
-        shipped_units_picked = ${batchLines.reduce((units, line) => units + line.qty_picked, 0)}
+        shipped_units_to_pick = ${unitsOf('qty_to_pick')}, shipped_units_picked = ${unitsOf('qty_picked')}
       where id = ${batch.id}
     )`,
   });
