@@ -337,6 +337,8 @@ describe('shipping', () => {
     const lines = await t.db.selectFrom('order_lines').select(['item_id', 'qty_shipped', 'qty_backordered', 'qty_committed']).where('order_id', '=', orderId).execute();
     const byItem = Object.fromEntries(lines.map((l) => [l.item_id, [l.qty_shipped, l.qty_backordered, l.qty_committed]]));
     assert.deepEqual(byItem, { [a]: [2, 0, 0], [b]: [0, 3, 3], [c]: [0, 4, 4] });
+    // Three lines, one in full; the short line and the set-aside one count what they were to pick and nothing picked.
+    assert.deepEqual(await shippedFigures(batch.ID), { shipped_lines: 3, shipped_lines_in_full: 1, shipped_units_to_pick: 9, shipped_units_picked: 2 });
     assert.deepEqual(await stockOf(floor, c), { qty_on_hand: 10, qty_committed: 4, qty_available: 6 }, 'nothing of the flagged line left');
   });
 
@@ -424,6 +426,8 @@ describe('shipping', () => {
     const detail = await ok(get(`/orders/${willCall}?include=fulfillment`));
     assert.equal(detail.fulfillment.lifecycle.picked_up_by_name, 'admin');
     assert.deepEqual(await stockOf(floor, item), { qty_on_hand: 8, qty_committed: 0, qty_available: 8 });
+    const [handedOver] = await t.db.selectFrom('pick_batches').select('id').where('order_id', '=', willCall).execute();
+    assert.deepEqual(await shippedFigures(handedOver!.id), { shipped_lines: 1, shipped_lines_in_full: 1, shipped_units_to_pick: 2, shipped_units_picked: 2 });
     const parcel = await releasedOrder(floor, [{ item, qty: 1 }], { ship_via_id: floor.shipVia.UPS });
     await packedBatch(floor, parcel);
     expectError(await post(floor, `/orders/${parcel}/pickup`, body), 422, 'invalid_status');

@@ -54,8 +54,9 @@ before(async () => {
       join lateral (select id from manufacturers order by code offset n % 10 limit 1) m on true
       join lateral (select id from customers where account_number = 'PLAN' || (1 + n % 2000)) c on true`.execute(t.db);
   // A shipped batch for each of 10,000 orders, as the floor's work leaves them.
-  await sql`insert into pick_batches (order_id, manufacturer_id, batch_number, status, shipped_at, created_at)
-    select id, manufacturer_id, 'PBPLAN' || order_number, 'shipped', created_at + interval '1 day', created_at
+  await sql`insert into pick_batches (order_id, manufacturer_id, batch_number, status, shipped_at, created_at,
+      shipped_lines, shipped_lines_in_full, shipped_units_to_pick, shipped_units_picked)
+    select id, manufacturer_id, 'PBPLAN' || order_number, 'shipped', created_at + interval '1 day', created_at, 2, 2, 4, 4
     from orders order by order_number limit 10000`.execute(t.db);
   // The hourly maintenance gives the back-dated movements their months, as it would in a running warehouse.
   await maintainPartitions(t.db, { eventDays: 90, deliveryLogDays: 30 });

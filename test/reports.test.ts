@@ -3,6 +3,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { parse } from 'csv-parse/sync';
+import { sql } from 'kysely';
+import { connectPGlite } from '../src/db/connect.ts';
+import { listMigrations, migrate } from '../src/db/migrate.ts';
 import { call, createItem, createLocation, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
 import { ok, packedBatch, post, releasedOrder, setUpFloor, startedBatch, stockedItem, type Floor } from './picking-kit.ts';
 
@@ -307,4 +310,66 @@ describe('activity reports', () => {
     const quarantined = (await report('stock-status')).body.meta.totals.qty_quarantined;
     assert.equal(quarantined, 3);
   });
+
+  test('order fulfillment: a short ship counts what its lines were to pick against what they picked (fill rate and line fill rate)', async () => {
+    // Two lines: 4 of which 3 picked and 1 short, 2 picked in full. Shipped, then moved to June 2021 to stand alone.
+    const [partly, whole] = [await stockedItem(floor, 10), await stockedItem(floor, 10)];
+    const orderId = await releasedOrder(floor, [{ item: partly, qty: 4 }, { item: whole, qty: 2 }]);
+    const batch = await startedBatch(floor, orderId);
+    const lineOf = (id: string) => `/pick-batches/${batch.ID}/lines/${batch.Lines.find((l: { ItemID: string }) => l.ItemID === id).PickBatchLineID}`;
+    await ok(post(floor, `${lineOf(partly)}/pick`, { qty_picked: 3 }));
+    await ok(post(floor, `${lineOf(partly)}/short`, { qty_short: 1, reason: 'one missing' }));
+    await ok(post(floor, `${lineOf(whole)}/pick`, { qty_picked: 2 }));
+    await ok(post(floor, `/pick-batches/${batch.ID}/complete`));
+    for (const item of [partly, whole]) await ok(post(floor, `${lineOf(item)}/verify`));
+    await ok(post(floor, `/pick-batches/${batch.ID}/pack`));
+    const exception = await t.db.selectFrom('pick_exceptions').select('id').where('pick_batch_id', '=', batch.ID).executeTakeFirstOrThrow();
+    await ok(post(floor, `/exceptions/${exception.id}/review`, { disposition: 'backorder' }));
+    await ok(post(floor, `/pick-batches/${batch.ID}/ship`));
+    await t.db.updateTable('orders').set({ created_at: '2021-06-01T12:00:00Z', released_at: '2021-06-02T12:00:00Z' }).where('id', '=', orderId).execute();
+    await t.db.updateTable('pick_batches').set({ shipped_at: '2021-06-03T12:00:00Z' }).where('id', '=', batch.ID).execute();
+    const row = (await report('order-fulfillment', 'from=2021-06-01&to=2021-06-30')).body.data[0];
+    assert.deepEqual([row.orders_entered, row.orders_released, row.orders_shipped, row.batches_shipped], [1, 1, 0, 1], 'the order is partial, not shipped');
+    assert.deepEqual([row.lines_shipped, row.units_requested, row.units_shipped, row.fill_rate, row.line_fill_rate], [2, 6, 5, 0.8333, 0.5]);
+  });
+});
+
+test('migration 0033 gives the batches shipped before it their lines\' figures; a shipped batch without them is refused', async () => {
+  const database = await connectPGlite(null);
+  try {
+    const { db } = database;
+    // The migrations before 0033, by hand, as migrate() records them; then batches as the service shipped them.
+    const [earlier, later] = [listMigrations().filter((m) => m.version < '0033'), listMigrations().filter((m) => m.version >= '0033')];
+    await sql`create table schema_migrations (version text primary key, applied_at timestamptz not null default now())`.execute(db);
+    for (const migration of earlier) {
+      await sql.raw(migration.sql).execute(db);
+      await db.insertInto('schema_migrations').values({ version: migration.version }).execute();
+    }
+    await sql`insert into manufacturers (code, name) values ('OLD', 'Old partner')`.execute(db);
+    await sql`insert into customers (account_number, name) values ('C1', 'Old customer')`.execute(db);
+    await sql`insert into items (manufacturer_id, item_number_display, item_number_normalized, description)
+      select m.id, 'OLD-' || n, 'OLD' || n, 'Old part ' || n from manufacturers m, generate_series(1, 3) n`.execute(db);
+    await sql`insert into orders (manufacturer_id, customer_id) select m.id, c.id from manufacturers m, customers c, generate_series(1, 3)`.execute(db);
+    await sql`insert into order_lines (order_id, item_id, line_number, item_number_display, item_description, qty_ordered, qty_warehouse, fulfillment_source, unit_price, extended_price, unit_of_measure)
+      select o.id, i.id, row_number() over (partition by o.id order by i.item_number_normalized), i.item_number_display, i.description, 5, 5, 'warehouse', 1, 5, 'EA'
+      from orders o, items i`.execute(db);
+    // Batch 1 shipped with every line in full, batch 2 shipped with 3 of 5 picked on one line and nothing on another,
+    // batch 3 still in progress.
+    await sql`insert into pick_batches (order_id, manufacturer_id, batch_number, status, shipped_at)
+      select o.id, o.manufacturer_id, 'PB00000' || row_number() over (order by o.id), 'in_progress', null from orders o`.execute(db);
+    await sql`insert into pick_batch_lines (pick_batch_id, order_line_id, item_id, qty_to_pick, qty_picked)
+      select b.id, l.id, l.item_id, 5, case when b.batch_number = 'PB000002' then (array[5, 3, 0])[l.line_number] else 5 end
+      from pick_batches b join order_lines l on l.order_id = b.order_id`.execute(db);
+    await sql`update pick_batches set status = 'shipped', shipped_at = now() where batch_number in ('PB000001', 'PB000002')`.execute(db);
+
+    assert.deepEqual(await migrate(db), later.map((m) => m.version));
+    const figures = await db.selectFrom('pick_batches')
+      .select(['batch_number', 'shipped_lines', 'shipped_lines_in_full', 'shipped_units_to_pick', 'shipped_units_picked']).orderBy('batch_number').execute();
+    assert.deepEqual(figures.map((b) => [b.batch_number, b.shipped_lines, b.shipped_lines_in_full, b.shipped_units_to_pick, b.shipped_units_picked]),
+      [['PB000001', 3, 3, 15, 15], ['PB000002', 3, 1, 15, 8], ['PB000003', null, null, null, null]]);
+    await assert.rejects(sql`update pick_batches set status = 'shipped', shipped_at = now() where batch_number = 'PB000003'`.execute(db),
+      /pick_batches_shipped_figures/);
+  } finally {
+    await database.close();
+  }
 });
