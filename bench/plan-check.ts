@@ -4,7 +4,7 @@ import { createQueryId, sql, type Kysely, type KyselyPlugin, type RootOperationN
 import { containsPattern } from '../src/db/like.ts';
 import type { DB } from '../src/db/schema.ts';
 
-export const BIG_TABLES = ['items', 'item_stock_state', 'item_aliases', 'item_number_suffixes', 'inventory_movements', 'orders', 'pick_batches'];
+export const BIG_TABLES = ['items', 'item_stock_state', 'item_aliases', 'item_number_suffixes', 'inventory_movements', 'orders', 'pick_batches', 'webhook_deliveries'];
 
 /** Records every query a database handle runs, for plansOf. */
 export function queryRecorder() {

@@ -134,6 +134,11 @@ describe('monthly partitions', () => {
     const { rows: attempts } = await sql<{ delivery_id: string }>`select delivery_id from webhook_delivery_attempts
       where delivery_id in (${done.delivery}, ${dead.delivery}, ${pending.delivery}, ${fresh.delivery})`.execute(t.db);
     assert.deepEqual(attempts.map((a) => a.delivery_id).sort(), [pending.delivery, fresh.delivery].sort());
+    // The dropped month's deliveries left the log's kept total (migration 0037) with it.
+    const { rows: [log] } = await sql<{ kept: number; stored: number }>`select
+      (select coalesce(sum(n), 0)::int from list_counts where list = 'deliveries' and manufacturer_id = ${subscription!.id}) as kept,
+      (select count(*)::int from webhook_deliveries where subscription_id = ${subscription!.id}) as stored`.execute(t.db);
+    assert.deepEqual([log!.kept, log!.stored], [2, 2], 'the pending and the recent delivery');
 
     const eventIds = async () => (await sql<{ id: string }>`select id from outbox_events`.execute(t.db)).rows.map((row) => row.id);
     const kept = await eventIds();

@@ -42,6 +42,21 @@ const subscribe = async (path: string, extra: Record<string, unknown> = {}, key 
 const deliveriesOf = (subscriptionId: string) =>
   t.db.selectFrom('webhook_deliveries').select(['id', 'status', 'attempts', 'event_id', 'last_status_code']).where('subscription_id', '=', subscriptionId).orderBy('event_seq').execute();
 const hitsOf = (path: string) => received.filter((r) => r.path === path);
+const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'dead'] as const;
+/** The log's total (kept, migration 0037) on its first page and past its last, for each status and all, against count(*). */
+async function assertLogTotals(subscriptionIds: string[]) {
+  for (const id of subscriptionIds) {
+    for (const status of [undefined, ...DELIVERY_STATUSES]) {
+      let stored = t.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('subscription_id', '=', id);
+      if (status) stored = stored.where('status', '=', status);
+      const expected = Number((await stored.executeTakeFirstOrThrow()).n);
+      const filter = status ? `status=${status}&` : '';
+      const pages = await Promise.all([1, expected + 1].map((page) => api('GET', `/webhooks/${id}/deliveries?${filter}per_page=1&page=${page}`)));
+      assert.deepEqual(pages.map((answer) => answer.body.meta.total_count), [expected, expected], `${id} ${status ?? 'all'}`);
+      assert.deepEqual(pages.map((answer) => answer.body.data.length), [Math.min(expected, 1), 0]);
+    }
+  }
+}
 
 const until = (check: () => Promise<boolean> | boolean, ms = 8000, what = 'the deliveries') => waitFor(check, ms, what);
 
@@ -215,7 +230,18 @@ describe('delivery', () => {
     assert.equal(retried.status, 200);
     await until(async () => (await deliveriesOf(silentSub.id))[0]?.status === 'delivered', 5000, 'the retried delivery');
     expectError(await api('POST', `/webhooks/${silentSub.id}/deliveries/${silentLog.id}/retry`), 422, 'invalid_status');
-    for (const sub of [flaky, down, silentSub]) await api('DELETE', `/webhooks/${sub.id}`);
+    const subs = [flaky, down, silentSub].map((sub) => sub.id);
+    await assertLogTotals(subs);
+    // Writes behind the app: a statement over many rows, a delete.
+    await anEvent();
+    await until(async () => (await deliveriesOf(flaky.id)).every((row) => row.status === 'delivered'), 5000, 'the second round');
+    await sql`update webhook_deliveries set status = case status when 'delivered' then 'failed' else 'dead' end where subscription_id = any(${subs}::uuid[])`.execute(t.db);
+    await sql`delete from webhook_deliveries where subscription_id = ${silentSub.id} and status = 'failed'`.execute(t.db);
+    await assertLogTotals(subs);
+    for (const sub of subs) await api('DELETE', `/webhooks/${sub}`);
+    // The subscriptions' deliveries went with them (on delete cascade), and their kept counts to nothing.
+    const kept = await sql<{ n: number }>`select coalesce(sum(n), 0)::int as n from list_counts where list = 'deliveries' and manufacturer_id = any(${subs}::uuid[])`.execute(t.db);
+    assert.equal(kept.rows[0]!.n, 0);
   });
 
   test('3xx and other 4xx fail at once without retry; 410 also turns the subscription off', async () => {
@@ -332,6 +358,7 @@ describe('delivery', () => {
     for (const hit of hitsOf('/twice')) counts.set(hit.headers['x-service-event-id'] as string, (counts.get(hit.headers['x-service-event-id'] as string) ?? 0) + 1);
     assert.deepEqual([...counts.keys()].sort(), [...ids].sort());
     assert.ok([...counts.values()].every((n) => n === 1), 'no event twice');
+    await assertLogTotals([sub.id]);
     await api('DELETE', `/webhooks/${sub.id}`);
   });
 });

@@ -121,6 +121,9 @@ async function dropDeliveryMonths(db: Kysely<DB>, days: number, result: Maintena
       const { rows: [pending] } = await sql<{ any: boolean }>`select exists (select 1 from ${partition} where status = 'pending') as any`.execute(tx);
       if (pending!.any) return;
       await sql`delete from webhook_delivery_attempts where delivery_id in (select id from ${partition})`.execute(tx);
+      // Dropping a table deletes no row: the log's kept totals (migration 0037) lose the month's deliveries here.
+      await sql`insert into list_counts (list, manufacturer_id, status, n)
+        select 'deliveries', subscription_id, status, -count(*) from ${partition} group by 2, 3`.execute(tx);
       await sql`drop table ${partition}`.execute(tx);
       result.dropped.push(month.name);
     });

@@ -1,10 +1,11 @@
 // Outbound webhook subscriptions of a tenant (the warehouse, or one supply partner for its scoped keys), their signing
 // secrets (sealed; shown on create and rotate only), a ping, and the delivery log with its retries. Deliveries are
 // queued by emit() and sent by the workers (src/workers/webhook-delivery.ts).
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
 import type { Config } from '../../config.ts';
 import type { DeliveryStatus } from '../../db/column-types.ts';
 import type { DB, WebhookDeliveryAttemptsTable, WebhookSubscriptionsTable } from '../../db/schema.ts';
+import { countedTotalExpression, totalOf } from '../../db/list-counts.ts';
 import { secretKeyOf } from '../../db/secret-key.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { isoTimeOfJson } from '../../db/timestamps.ts';
@@ -133,14 +134,25 @@ export async function pingSubscription(db: Kysely<DB>, actor: Actor, id: string)
   });
 }
 
-function deliveries(db: Kysely<DB>) {
-  return db.selectFrom('webhook_deliveries as d').select((eb) => [
-    'd.id', 'd.subscription_id', 'd.event_id', 'd.event_kind', 'd.status', 'd.attempts', 'd.last_status_code', 'd.last_error', 'd.delivered_at', 'd.created_at',
-    sql<string | null>`case when d.status = 'pending' then d.next_attempt_at end`.as('next_attempt_at'),
+type ChosenDeliveries = SelectQueryBuilder<DB & { d: DB['webhook_deliveries'] }, 'd', object>;
+
+/**
+ * The deliveries `choose` narrows webhook_deliveries d to, newest first, each with its attempts. The attempts are read
+ * in an outer query over the chosen rows: in the query that takes a page's OFFSET, PostgreSQL reads the attempts of
+ * every row it skips (page 200 of a million deliveries: 43 requests/s).
+ */
+function deliveries(db: Kysely<DB>, choose: (rows: ChosenDeliveries) => ChosenDeliveries) {
+  const chosen = choose(db.selectFrom('webhook_deliveries as d')).select([
+    'd.id', 'd.subscription_id', 'd.event_id', 'd.event_kind', 'd.status', 'd.attempts', 'd.last_status_code', 'd.last_error', 'd.delivered_at',
+    'd.created_at', 'd.event_seq', sql<string | null>`case when d.status = 'pending' then d.next_attempt_at end`.as('next_attempt_at'),
+  ]);
+  return db.selectFrom(chosen.as('d')).select((eb) => [
+    'd.id', 'd.subscription_id', 'd.event_id', 'd.event_kind', 'd.status', 'd.attempts', 'd.last_status_code', 'd.last_error', 'd.delivered_at',
+    'd.created_at', 'd.next_attempt_at',
     eb.fn.coalesce(
       sql<unknown[]>`(select json_agg(a order by a.attempt) from (select attempt, attempted_at, duration_ms, status_code, error, response_body, outcome
         from webhook_delivery_attempts where delivery_id = d.id) a)`, sql<unknown[]>`'[]'::json`).as('attempt_log'),
-  ]);
+  ]).orderBy('d.created_at', 'desc').orderBy('d.event_seq', 'desc');
 }
 
 type DeliveryRow = Awaited<ReturnType<ReturnType<typeof deliveries>['executeTakeFirstOrThrow']>>;
@@ -151,24 +163,27 @@ const shownDelivery = (row: DeliveryRow) => ({
   attempt_log: (row.attempt_log as AttemptRow[]).map((attempt) => ({ ...attempt, attempted_at: isoTimeOfJson(attempt.attempted_at) })),
 });
 
+/**
+ * The log newest first, with its exact total from the kept counts by subscription and status (migration 0037), carried
+ * by the page's statement; a page past the last reads the total on its own.
+ */
 export async function listDeliveries(db: Kysely<DB>, actor: Actor, id: string, filter: { status?: DeliveryStatus }, page: Page) {
   await subscriptionOf(db, actor, id);
-  let query = deliveries(db).where('d.subscription_id', '=', id);
-  let count = db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('subscription_id', '=', id);
-  if (filter.status) {
-    query = query.where('d.status', '=', filter.status);
-    count = count.where('status', '=', filter.status);
-  }
-  const [rows, total] = await Promise.all([
-    query.orderBy('d.created_at', 'desc').orderBy('d.event_seq', 'desc').$call(onePage(page)).execute(),
-    count.executeTakeFirstOrThrow(),
-  ]);
-  return { rows: rows.map(shownDelivery), total: Number(total.n) };
+  const total = countedTotalExpression({ list: 'deliveries', manufacturerId: id, statuses: filter.status ? [filter.status] : [] });
+  const rows = await deliveries(db, (rows) => {
+    const ofSubscription = rows.where('d.subscription_id', '=', id);
+    return (filter.status ? ofSubscription.where('d.status', '=', filter.status) : ofSubscription)
+      .orderBy('d.created_at', 'desc').orderBy('d.event_seq', 'desc').$call(onePage(page));
+  }).select(total.as('total_count')).execute();
+  return {
+    rows: rows.map(({ total_count: _, ...row }) => shownDelivery(row)),
+    total: rows.length > 0 ? rows[0]!.total_count : await totalOf(db, total),
+  };
 }
 
 /** A delivery of a subscription whose scope the caller has already checked. */
 async function deliveryOf(db: Kysely<DB>, id: string, deliveryId: string) {
-  const row = await deliveries(db).where('d.subscription_id', '=', id).where('d.id', '=', deliveryId).executeTakeFirst();
+  const row = await deliveries(db, (rows) => rows.where('d.subscription_id', '=', id).where('d.id', '=', deliveryId)).executeTakeFirst();
   if (!row) throw notFound('delivery');
   return shownDelivery(row);
 }
