@@ -1,5 +1,5 @@
-// The order, item and pick-batch lists' totals come from counts the database maintains (migrations 0017, 0034): whatever
-// writes orders, items or batches — the API, a bulk load, a statement behind the app's back, a delete, a fold, many writers at once — every
+// The order, item, pick-batch and receiving lists' totals come from counts the database maintains (migrations 0017, 0034,
+// 0038): whatever writes orders, items or batches — the API, a bulk load, a statement behind the app's back, a delete, a fold, many writers at once — every
 // total equals count(*) over the rows the list's own conditions select.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -13,6 +13,7 @@ import { ok, packedBatch, post, releasedOrder, setUpFloor, startedBatch, stocked
 const ORDER_STATUSES = ['entered', 'released', 'partial', 'shipped', 'billed', 'closed', 'cancelled'];
 const ITEM_STATUSES = ['active', 'inactive', 'discontinued'];
 const BATCH_STATUSES = ['released', 'in_progress', 'completed', 'packed', 'shipped', 'cancelled'];
+const RECEIVING_STATUSES = ['draft', 'verified', 'posted', 'voided'];
 // An order's priorities in the bit order of migration 0032.
 const PRIORITIES = ['normal', 'high', 'rush'];
 // The list's stock filters, written out independently of item_stock_flags, in the bit order of migration 0017.
@@ -22,7 +23,7 @@ const FILTER_SQL = [
   'qty_on_hand < 0', 'qty_available < 0', 'qty_on_hand = 0', 'reorder_level > 0 and qty_available < reorder_level', 'price_1 is null',
 ];
 
-async function counted(db: Kysely<DB>, table: 'orders' | 'item_stock_state' | 'pick_batches', where: string): Promise<number> {
+async function counted(db: Kysely<DB>, table: 'orders' | 'item_stock_state' | 'pick_batches' | 'receiving_batches', where: string): Promise<number> {
   const { rows } = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)} where ${sql.raw(where)}`.execute(db);
   return rows[0]!.n;
 }
@@ -44,6 +45,10 @@ async function assertTotalsExact(db: Kysely<DB>, partners: string[]) {
     for (const statuses of statusSets(BATCH_STATUSES)) {
       const where = `${byPartner} and ${statuses.length ? `status in (${inList(statuses)})` : 'true'}`;
       assert.equal(await totalOf(db, countedTotalExpression({ list: 'pick_batches', manufacturerId: partner, statuses })), await counted(db, 'pick_batches', where), `pick batches where ${where}`);
+    }
+    for (const statuses of statusSets(RECEIVING_STATUSES)) {
+      const where = `${byPartner} and ${statuses.length ? `status in (${inList(statuses)})` : 'true'}`;
+      assert.equal(await totalOf(db, countedTotalExpression({ list: 'receiving', manufacturerId: partner, statuses })), await counted(db, 'receiving_batches', where), `receiving where ${where}`);
     }
     for (const statuses of statusSets(ITEM_STATUSES)) {
       for (let flags = 0; flags < 32; flags++) {
@@ -93,6 +98,11 @@ describe('list totals maintained by the database', () => {
     await packedBatch(floor, await releasedOrder(floor, [{ item: picked, qty: 1 }]));
     await ok(post(floor, `/pick-batches/${(await startedBatch(floor, await releasedOrder(floor, [{ item: picked, qty: 1 }]))).ID}/cancel`));
     await startedBatch(floor, await releasedOrder(floor, [{ item: picked, qty: 1 }]));
+    const receipts = await Promise.all([floor.partner, floor.partner, floor.otherPartner].map(async (manufacturer_id) =>
+      (await ok(post(floor, '/receiving', { manufacturer_id }), 201)).batch.id as string));
+    await ok(post(floor, `/receiving/${receipts[0]}/lines`, { item_id: picked, qty_received: 2 }), 201);
+    await ok(post(floor, `/receiving/${receipts[0]}/verify`));
+    assert.equal((await call(t.app, 'DELETE', `/api/v1/receiving/${receipts[1]}`, { key: t.adminKey })).status, 204);
     await assertTotalsExact(t.db, [floor.partner, floor.otherPartner]);
 
     // The lists answer with those totals.
@@ -137,6 +147,10 @@ describe('list totals maintained by the database', () => {
     await sql`update pick_batches set status = case status when 'in_progress' then 'completed' when 'packed' then 'in_progress' else status end`.execute(t.db);
     await sql`delete from pick_batch_lines where pick_batch_id in (select id from pick_batches where status = 'cancelled')`.execute(t.db);
     await sql`delete from pick_batches where status = 'cancelled'`.execute(t.db);
+    await sql`insert into receiving_batches (manufacturer_id, batch_number, received_date, status)
+      select ${partner}, 'RCNT' || n, current_date - n, (array['draft', 'verified', 'posted', 'voided'])[1 + n % 4] from generate_series(1, 40) n`.execute(t.db);
+    await sql`update receiving_batches set status = 'posted' where status = 'verified'`.execute(t.db);
+    await sql`delete from receiving_batches where status = 'voided' and manufacturer_id = ${partner}`.execute(t.db);
     await assertTotalsExact(t.db, [floor.partner, floor.otherPartner, partner]);
 
     assert.ok(await keysWithSeveralRows(t.db) > 0, 'changes appended rows');

@@ -76,12 +76,19 @@ describe('batches', () => {
     assert.deepEqual(await ids('from=2026-02-10&to=2026-03-10'), [mar, feb]);
     assert.deepEqual(await ids('to=2026-02-10'), [feb, jan]);
     assert.deepEqual(await ids('per_page=1&page=2'), [feb]);
+    // The total, kept (partner and status) or counted (dates), on every page and past the last.
+    for (const [query, expected] of [['', 3], ['status=verified', 1], ['status=draft&status=verified', 3], ['from=2026-02-01', 2]] as const) {
+      const totals = await Promise.all([1, 2, 3, 4].map(async (n) => (await api('GET', `/receiving?manufacturer=${lister}&${query}&per_page=1&page=${n}`)).body.meta.total_count));
+      assert.deepEqual(totals, [expected, expected, expected, expected], query);
+    }
     for (const query of ['status=open', 'from=yesterday', 'page=0', 'per_page=x', 'manufacturer=1']) {
       expectError(await api('GET', `/receiving?${query}`), 400, 'bad_request');
     }
     const consignor = await userWithKey(t, 'consignor', { manufacturerId: partner });
     const scoped = await api('GET', `/receiving?manufacturer=${lister}&per_page=100`, undefined, consignor.key);
     assert.ok(scoped.body.data.length > 0 && scoped.body.data.every((b: { manufacturer_id: string }) => b.manufacturer_id === partner));
+    const own = await t.db.selectFrom('receiving_batches').select((eb) => eb.fn.countAll<number>().as('n')).where('manufacturer_id', '=', partner).executeTakeFirstOrThrow();
+    assert.equal(scoped.body.meta.total_count, Number(own.n), 'a scoped key\'s total is its own partner\'s');
     expectError(await api('GET', `/receiving/${jan}`, undefined, consignor.key), 404, 'not_found');
   });
 

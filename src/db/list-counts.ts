@@ -1,6 +1,6 @@
-// Totals of the order, item and pick-batch lists, the movement ledger, the event poll and the webhook delivery log from
-// the counts the database maintains (migrations 0017-0019, 0026, 0032, 0034, 0037), and the fold that keeps them a row
-// per key. A total is the sum of
+// Totals of the order, item, pick-batch and receiving lists, the movement ledger, the event poll and the webhook
+// delivery log from the counts the database maintains (migrations 0017-0019, 0026, 0032, 0034, 0037, 0038), and the
+// fold that keeps them a row per key. A total is the sum of
 // its key's rows, read in the caller's snapshot: as exact as count(*).
 import { sql, type Expression, type Kysely, type RawBuilder } from 'kysely';
 import { ADVISORY_LOCKS } from './advisory-locks.ts';
@@ -8,7 +8,7 @@ import { inLiterals } from './literals.ts';
 import type { DB } from './schema.ts';
 
 export interface CountedList {
-  list: 'orders' | 'items' | 'movements' | 'events' | 'pick_batches' | 'deliveries';
+  list: 'orders' | 'items' | 'movements' | 'events' | 'pick_batches' | 'deliveries' | 'receiving';
   /**
    * One partner's rows; all partners' when absent (events: the stream's key, `event_stream_key(tenant)`; deliveries:
    * the subscription).

@@ -1,5 +1,6 @@
 // Reading receiving batches: one batch with its lines, and the list. Partner scope is part of every query.
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Expression, type Kysely, type Transaction } from 'kysely';
+import { countedTotalExpression, totalOf } from '../../db/list-counts.ts';
 import type { ReceivingBatchStatus } from '../../db/column-types.ts';
 import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
@@ -48,29 +49,38 @@ export interface BatchFilter {
   to?: string;
 }
 
-/** Newest first (received_date, then creation); rows carry line_count and total_qty. */
+/**
+ * Newest first (received_date, then creation); rows carry line_count and total_qty. The page's ids are picked along
+ * the list's index first and only their lines summed: in the statement that takes the OFFSET, PostgreSQL would sum
+ * the lines of every batch it skips (page 100 of 40,000 batches: 47 requests/s). The exact total rides on the page's
+ * statement, from the counts kept by partner and status (migration 0038) unless dates narrow the list; a page past the
+ * last reads it on its own.
+ */
 export async function listBatches(db: Kysely<DB>, actor: Actor, filter: BatchFilter, page: Page) {
   let query = inPartnerScope(db.selectFrom('receiving_batches as b'), actor, 'b.manufacturer_id');
   if (!actor.manufacturerId && filter.manufacturer) query = query.where('b.manufacturer_id', '=', filter.manufacturer);
   if (filter.status?.length) query = query.where('b.status', 'in', filter.status);
   if (filter.from) query = query.where('b.received_date', '>=', filter.from);
   if (filter.to) query = query.where('b.received_date', '<=', filter.to);
-  const [rows, total] = await Promise.all([
-    query
-      .innerJoin('manufacturers as m', 'm.id', 'b.manufacturer_id')
-      .selectAll('b')
-      .select(['m.code as manufacturer_code', 'm.name as manufacturer_name'])
-      .select([
-        sql<number>`(select count(*)::int from receiving_lines l where l.batch_id = b.id)`.as('line_count'),
-        // bigint: 10,000 lines of up to 100,000,000 units pass int4; int8 arrives as a JS number (exact to 2^53).
-        sql<number>`(select coalesce(sum(l.qty_received), 0)::bigint from receiving_lines l where l.batch_id = b.id)`.as('total_qty'),
-      ])
-      .orderBy('b.received_date', 'desc')
-      .orderBy('b.created_at', 'desc')
-      .orderBy('b.id')
-      .$call(onePage(page))
-      .execute(),
-    query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows: rows.map((row) => serializeBatch(row as BatchRow, { partner: row, totals: row })), total: total.count };
+  const total: Expression<number> = filter.from || filter.to
+    ? query.select(sql<number>`count(*)::int`.as('count')).$asScalar()
+    : countedTotalExpression({ list: 'receiving', manufacturerId: actor.manufacturerId ?? filter.manufacturer, statuses: filter.status ?? [] });
+  const pageIds = query.select('b.id as page_id')
+    .orderBy('b.received_date', 'desc').orderBy('b.created_at', 'desc').orderBy('b.id').$call(onePage(page)).as('p');
+  const rows = await db.selectFrom('receiving_batches as b')
+    .innerJoin(pageIds, 'p.page_id', 'b.id')
+    .innerJoin('manufacturers as m', 'm.id', 'b.manufacturer_id')
+    .selectAll('b')
+    .select(['m.code as manufacturer_code', 'm.name as manufacturer_name', sql<number>`${total}`.as('total_count')])
+    .select([
+      sql<number>`(select count(*)::int from receiving_lines l where l.batch_id = b.id)`.as('line_count'),
+      // bigint: 10,000 lines of up to 100,000,000 units pass int4; int8 arrives as a JS number (exact to 2^53).
+      sql<number>`(select coalesce(sum(l.qty_received), 0)::bigint from receiving_lines l where l.batch_id = b.id)`.as('total_qty'),
+    ])
+    .orderBy('b.received_date', 'desc').orderBy('b.created_at', 'desc').orderBy('b.id')
+    .execute();
+  return {
+    rows: rows.map(({ total_count: _, ...row }) => serializeBatch(row as BatchRow, { partner: row, totals: row })),
+    total: rows.length > 0 ? rows[0]!.total_count : await totalOf(db, total),
+  };
 }
