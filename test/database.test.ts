@@ -8,6 +8,7 @@ import { after, describe, test } from 'node:test';
 import { ensureFirstAdmin } from '../src/bootstrap.ts';
 import { connectPGlite, connectPostgres } from '../src/db/connect.ts';
 import pg from 'pg';
+import { sql } from 'kysely';
 import { ADVISORY_LOCKS } from '../src/db/advisory-locks.ts';
 import { listMigrations, migrate } from '../src/db/migrate.ts';
 import { emit } from '../src/domain/events.ts';
@@ -90,6 +91,36 @@ describe('migrations', () => {
       await database.close();
     } finally {
       await holder.end();
+      await empty.drop();
+    }
+  });
+
+  test('a migration PostgreSQL aborts in a deadlock with a running request runs again and is applied once', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
+    const empty = await createEmptyServerDatabase();
+    const database = connectPostgres(empty.url, { poolSize: 2 });
+    const request = new pg.Client({ connectionString: empty.url });
+    try {
+      await sql.raw('create table counted (n int); create table written (n int); create sequence tries').execute(database.db);
+      // The migration locks `counted`, then `written`; the request holds `written` and then asks for `counted`.
+      const probe = { version: '9999_deadlock_probe', sql: `select nextval('tries');
+        lock table counted in access exclusive mode; lock table written in access exclusive mode; create table probed (n int);` };
+      await request.connect();
+      await request.query('begin');
+      await request.query('lock table written in row exclusive mode');
+      const migrating = migrate(database.db, [probe]);
+      const waiting = async () => (await request.query(`select count(*)::int as n from pg_locks where not granted and relation = 'written'::regclass`)).rows[0].n > 0;
+      while (!(await waiting())) await new Promise((resolve) => setTimeout(resolve, 20));
+      // The migration waited first, so its deadlock check (after deadlock_timeout) finds the cycle and aborts it.
+      await request.query('lock table counted in row exclusive mode');
+      await request.query('commit');
+      assert.deepEqual(await migrating, ['9999_deadlock_probe']);
+      const { rows: [state] } = await sql<{ tries: string; probed: string | null; applied: number }>`select
+        (select last_value::text from tries) as tries, to_regclass('probed')::text as probed,
+        (select count(*)::int from schema_migrations where version = '9999_deadlock_probe') as applied`.execute(database.db);
+      assert.deepEqual(state, { tries: '2', probed: 'probed', applied: 1 });
+    } finally {
+      await request.end();
+      await database.close();
       await empty.drop();
     }
   });

@@ -8,6 +8,7 @@ import { ADVISORY_LOCKS } from '../src/db/advisory-locks.ts';
 import { connectPGlite, connectPostgres, type Database } from '../src/db/connect.ts';
 import { listMigrations, migrate } from '../src/db/migrate.ts';
 import { maintainPartitions } from '../src/db/partitions.ts';
+import { pruneDeliveryLog } from '../src/workers/webhook-delivery.ts';
 import type { DB } from '../src/db/schema.ts';
 import { adjust, call, createEmptyServerDatabase, createItem, createLocation, createManufacturer, onPostgres, startApp, type TestApp } from './helpers.ts';
 
@@ -156,6 +157,25 @@ describe('monthly partitions', () => {
     const poll = await call(t.app, 'GET', '/api/v1/shipments/events?per_page=100', { key: t.adminKey });
     assert.equal(poll.status, 200, JSON.stringify(poll.body));
     assert.ok(poll.body.data.some((e: { id: string }) => e.id === unacknowledged.id));
+  });
+
+  test('the hourly prune and the maintenance at once count each expired delivery out of the log\'s total once', async () => {
+    const { rows: [subscription] } = await sql<{ id: string }>`insert into webhook_subscriptions (url, event_kinds, secret_sealed)
+      values ('https://receiver.example/pruned', '{*}', 'sealed') returning id`.execute(t.db);
+    // 30 deliveries in a month of their own, long expired: 20 delivered (the prune's), 10 dead (the maintenance's alone).
+    const at = daysAgo(400);
+    await sql`insert into webhook_deliveries (subscription_id, event_seq, event_id, event_kind, status, delivered_at, created_at)
+      select ${subscription!.id}, 900000 + n, gen_random_uuid(), 'webhook.ping', case when n <= 20 then 'delivered' else 'dead' end,
+        case when n <= 20 then ${at}::timestamptz end, ${at}
+      from generate_series(1, 30) n`.execute(t.db);
+    await maintainPartitions(t.db, { ...RETENTION, deliveryLogDays: 10_000 });
+    assert.ok((await monthNames(t.db, 'webhook_deliveries')).includes(monthName('webhook_deliveries', at)), 'the month is made and kept');
+    const [result] = await Promise.all([maintainPartitions(t.db, RETENTION), pruneDeliveryLog(t.db)]);
+    assert.ok(result.dropped.includes(monthName('webhook_deliveries', at)), JSON.stringify(result));
+    const { rows: [log] } = await sql<{ kept: number; stored: number }>`select
+      (select coalesce(sum(n), 0)::int from list_counts where list = 'deliveries' and manufacturer_id = ${subscription!.id}) as kept,
+      (select count(*)::int from webhook_deliveries where subscription_id = ${subscription!.id}) as stored`.execute(t.db);
+    assert.deepEqual([log!.kept, log!.stored], [0, 0]);
   });
 
   test('the ledger as a whole is analyzed once a day, with the day groups its period reports are planned by (migration 0027)', async () => {

@@ -207,7 +207,7 @@ test('the receiving list\'s total by partner and status is read from the maintai
     assert.equal(answer.status, 200);
     const compiled = captured.map((node) => t.db.getExecutor().compileQuery(node, createQueryId()).sql);
     assert.ok(compiled.some((q) => /\(select coalesce\(sum\(n\), 0\)::int from list_counts where list = 'receiving' and .*\) as "total_count"/.test(q)), compiled.join('\n'));
-    assert.ok(!compiled.some((q) => /count\(\*\)::int as "count" from "receiving_batches"/.test(q)), compiled.join('\n'));
+    assert.ok(!compiled.some((q) => /count\(\*\)(::int)? as "count" from "receiving_batches"/.test(q)), compiled.join('\n'));
     // The page's five batches are chosen before their lines are summed: each sum runs five times, not for every row
     // the offset skips too (explain analyze of the page's statement as it ran).
     const node = captured[compiled.findIndex((q) => q.includes('receiving_lines'))]!;

@@ -1,7 +1,7 @@
 // Totals of the order, item, pick-batch and receiving lists, the movement ledger, the event poll and the webhook
 // delivery log from the counts the database maintains (migrations 0017-0019, 0026, 0032, 0034, 0037, 0038), and the
-// fold that keeps them a row per key. A total is the sum of
-// its key's rows, read in the caller's snapshot: as exact as count(*).
+// fold that keeps them a row per key. A total is the sum of its key's rows, read in the caller's snapshot: as exact as
+// count(*).
 import { sql, type Expression, type Kysely, type RawBuilder } from 'kysely';
 import { ADVISORY_LOCKS } from './advisory-locks.ts';
 import { inLiterals } from './literals.ts';

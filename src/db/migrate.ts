@@ -25,9 +25,25 @@ export async function isMigrated(db: Kysely<DB>): Promise<boolean> {
   return rows[0]!.found !== null;
 }
 
-/** Applies the pending migrations; returns the versions it applied. */
-export async function migrate(db: Kysely<DB>): Promise<string[]> {
-  const migrations = listMigrations();
+// A migration that locks a table requests of instances still running are writing can deadlock with one of them (it
+// holds list_counts, say, and waits for the table, while the request holds the table and waits for list_counts).
+// PostgreSQL then aborts one side; when that is the migration, the whole batch runs again.
+const DEADLOCK = '40P01';
+const MIGRATION_TRIES = 5;
+
+/** Applies the pending migrations (all of migrations/ unless given); returns the versions it applied. */
+export async function migrate(db: Kysely<DB>, migrations = listMigrations()): Promise<string[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await migrateOnce(db, migrations);
+    } catch (error) {
+      if ((error as { code?: string }).code !== DEADLOCK || attempt === MIGRATION_TRIES) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+    }
+  }
+}
+
+function migrateOnce(db: Kysely<DB>, migrations: Migration[]): Promise<string[]> {
   return db.transaction().execute(async (tx) => {
     await sql`select pg_advisory_xact_lock(${ADVISORY_LOCKS.migrate})`.execute(tx);
     // A migration may take long; behind a pooler the role's statement timeout would otherwise apply (docs/operations.md).

@@ -96,6 +96,8 @@ async function ensureMonths(tx: Kysely<DB>, table: PartitionedTable): Promise<st
 
 interface Month {
   name: string;
+  /** The month's first instant (UTC). */
+  start: Date;
   /** The start of the month after it (UTC): every row of the partition is older. */
   end: Date;
 }
@@ -107,7 +109,7 @@ async function months(tx: Kysely<DB>, table: PartitionedTable): Promise<Month[]>
     where i.inhparent = ${table}::regclass and c.relname ~ ${`^${table}_[0-9]{4}_[0-9]{2}$`} order by c.relname`.execute(tx);
   return rows.map(({ name }) => {
     const [year, month] = name.slice(table.length + 1).split('_').map(Number) as [number, number];
-    return { name, end: new Date(Date.UTC(year, month, 1)) };
+    return { name, start: new Date(Date.UTC(year, month - 1, 1)), end: new Date(Date.UTC(year, month, 1)) };
   });
 }
 
@@ -120,10 +122,16 @@ async function dropDeliveryMonths(db: Kysely<DB>, days: number, result: Maintena
       const partition = sql.table(month.name);
       const { rows: [pending] } = await sql<{ any: boolean }>`select exists (select 1 from ${partition} where status = 'pending') as any`.execute(tx);
       if (pending!.any) return;
-      await sql`delete from webhook_delivery_attempts where delivery_id in (select id from ${partition})`.execute(tx);
-      // Dropping a table deletes no row: the log's kept totals (migration 0037) lose the month's deliveries here.
-      await sql`insert into list_counts (list, manufacturer_id, status, n)
-        select 'deliveries', subscription_id, status, -count(*) from ${partition} group by 2, 3`.execute(tx);
+      // Deleted through the table before the month is dropped (a drop deletes no row): the delete is what the log's
+      // kept totals count (migration 0037), and its row locks order it against a prune or a retry of the same
+      // deliveries at the same moment, so none is counted out twice. A delivery put back to pending meanwhile stays,
+      // and its month with it, until a later round.
+      await sql`with gone as (
+          delete from webhook_deliveries where created_at >= ${month.start} and created_at < ${month.end} and status <> 'pending' returning id
+        )
+        delete from webhook_delivery_attempts where delivery_id in (select id from gone)`.execute(tx);
+      const { rows: [left] } = await sql<{ any: boolean }>`select exists (select 1 from ${partition}) as any`.execute(tx);
+      if (left!.any) return;
       await sql`drop table ${partition}`.execute(tx);
       result.dropped.push(month.name);
     });

@@ -7,8 +7,10 @@ alter table list_counts drop constraint list_counts_list_check,
 
 -- Keyed by the subscription in the key column (as the event counts key their stream). Statement-level with transition
 -- tables, as count_pick_batches: one insert per statement grouped by subscription and status, nothing when no status
--- changed (a claim's lease, a retry that stays pending). A month dropped by retention (src/db/partitions.ts) is
--- subtracted there, since dropping a table deletes no row.
+-- changed (a claim's lease, a retry that stays pending). Retention deletes a month's deliveries through the table
+-- before it drops the month (src/db/partitions.ts), since a drop deletes no row. Rows moved out of the default
+-- partition into a new month (wms_month_partition) are deleted and inserted on the partitions themselves, which fire
+-- no statement trigger of the parent: the counts, by subscription and status, do not change, as they should not.
 create function count_deliveries() returns trigger language plpgsql as $$
 begin
   if tg_op = 'INSERT' then
