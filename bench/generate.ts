@@ -19,6 +19,12 @@ const NUMBERS = LARGE ? { modulus: 1_000_003, digits: 7 } : { modulus: 100_003, 
 const ALIASES = LARGE ? { modulus: 10_000_019, digits: 8 } : { modulus: 1_000_003, digits: 6 };
 const MANUFACTURERS = 50;
 const LOCATIONS = 500;
+// Two years of receipts (55 a day at the default scale), each of three lines of its partner's items.
+const RECEIPTS = ORDERS / 5;
+// The delivery log of one subscription to every event: its 30 days kept (retention), 10,000 a day at the default scale.
+const DELIVERIES = LARGE ? 1_500_000 : 300_000;
+/** The subscription whose delivery log the bench reads; inactive, so that nothing is sent for it. */
+const LOG_SUBSCRIPTION_URL = 'https://bench.invalid/delivery-log';
 
 export interface Generated {
   adminKey: string;
@@ -258,6 +264,34 @@ const STEPS: (Step | Lanes)[] = [
      select b.id, l.id, l.item_id, l.qty_ordered, l.qty_ordered, 'picked', b.packed_at, b.created_at, b.shipped_at
      from pick_batches b join order_lines l on l.order_id = b.order_id`),
     "select setval('pick_batch_number_seq', (select count(*) from pick_batches))"],
+  // Receipts, nearly all posted, the newest few drafts: the receiving list reads them.
+  ['receiving', ...withoutIndexes('receiving_batches', `insert into receiving_batches (manufacturer_id, batch_number, status,
+       received_date, posted_date, created_at, updated_at)
+     select m.id, 'RB' || lpad(n::text, 7, '0'), case when n > ${RECEIPTS} - 50 then 'draft' else 'posted' end,
+       (now() - make_interval(secs => (${RECEIPTS} - n) * (63072000.0 / ${RECEIPTS})))::date,
+       case when n > ${RECEIPTS} - 50 then null else (now() - make_interval(secs => (${RECEIPTS} - n) * (63072000.0 / ${RECEIPTS})))::date end,
+       now() - make_interval(secs => (${RECEIPTS} - n) * (63072000.0 / ${RECEIPTS})), now()
+     from generate_series(1, ${RECEIPTS}) n
+     join (select id, row_number() over (order by code) - 1 k from manufacturers) m on m.k = n % ${MANUFACTURERS}`),
+    ...withoutIndexes('receiving_lines', `insert into receiving_lines (batch_id, item_id, qty_received, item_number_display, item_description)
+     select b.id, i.id, 10 + j, i.item_number_display, i.description
+     from (select id, manufacturer_id, row_number() over (order by batch_number) n from receiving_batches) b
+     cross join generate_series(0, 2) j
+     join (select id, manufacturer_id, item_number_display, description,
+             row_number() over (partition by manufacturer_id order by id) - 1 k, count(*) over (partition by manufacturer_id) c from items) i
+       on i.manufacturer_id = b.manufacturer_id and i.k = (b.n * 3 + j) % i.c`)],
+  // The delivery log of one subscription: 30 days, one in a hundred failed and one in a thousand dead.
+  ['delivery log', `select wms_month_partitions('webhook_deliveries', (now() - interval '30 days')::date, now()::date)`,
+    `insert into webhook_subscriptions (url, event_kinds, secret_sealed, is_active) values ('${LOG_SUBSCRIPTION_URL}', '{*}', 'bench', false)`,
+    ...withoutIndexes('webhook_deliveries', `insert into webhook_deliveries (subscription_id, event_seq, event_id, event_kind, status, attempts,
+       last_status_code, delivered_at, next_attempt_at, created_at, updated_at)
+     select s.id, n, gen_random_uuid(), 'inventory.adjusted',
+       case when n % 1000 = 7 then 'dead' when n % 100 = 3 then 'failed' else 'delivered' end, 1,
+       case when n % 100 = 3 or n % 1000 = 7 then 500 else 200 end,
+       case when n % 100 = 3 or n % 1000 = 7 then null else t end, t, t, t
+     from webhook_subscriptions s, generate_series(1, ${DELIVERIES}) n,
+       lateral (select now() - make_interval(secs => (${DELIVERIES} - n) * (2592000.0 / ${DELIVERIES})) t) moment
+     where s.url = '${LOG_SUBSCRIPTION_URL}'`)],
   // The load runs with triggers off (session_replication_role), so the trigger that keeps item_stock_state equal to
   // items did not fire: copy it whole once items are final, and check that it matches.
   ['stock state and list totals', 'truncate item_stock_state',
@@ -287,10 +321,14 @@ const STEPS: (Step | Lanes)[] = [
     `insert into list_counts (list, manufacturer_id, status, flags, n)
      select 'orders', manufacturer_id, status, order_priority_flag(priority), count(*) from orders group by 2, 3, 4`,
     `insert into list_counts (list, manufacturer_id, status, n)
-     select 'pick_batches', manufacturer_id, status, count(*) from pick_batches group by 2, 3`],
+     select 'pick_batches', manufacturer_id, status, count(*) from pick_batches group by 2, 3`,
+    `insert into list_counts (list, manufacturer_id, status, n)
+     select 'receiving', manufacturer_id, status, count(*) from receiving_batches group by 2, 3`,
+    `insert into list_counts (list, manufacturer_id, status, n)
+     select 'deliveries', subscription_id, status, count(*) from webhook_deliveries group by 2, 3`],
   ]] },
   // VACUUM as well as ANALYZE: freshly loaded pages have no visibility map, which would slow the first reads.
-  ['vacuum analyze', `vacuum (analyze) manufacturers, locations, items, item_stock_state, item_aliases, item_number_suffixes, item_locations, inventory_movements, customers, orders, order_lines, pick_batches, pick_batch_lines`],
+  ['vacuum analyze', `vacuum (analyze) manufacturers, locations, items, item_stock_state, item_aliases, item_number_suffixes, item_locations, inventory_movements, customers, orders, order_lines, pick_batches, pick_batch_lines, receiving_batches, receiving_lines, webhook_deliveries`],
   ['drop plan tables', `do $$ declare r record; begin
      for r in select tablename from pg_tables where schemaname = 'public' and tablename like 'bench\\_%' loop
        execute format('drop table %I', r.tablename); end loop; end $$`],
@@ -380,6 +418,17 @@ export async function sampleOrders(url: string, count: number): Promise<string[]
   try {
     const result = await sql<{ id: string }>`select id from orders order by md5(id::text) limit ${count}`.execute(database.db);
     return result.rows.map((row) => row.id);
+  } finally {
+    await database.close();
+  }
+}
+
+/** The subscription of the generated delivery log; null on a database generated before it was. */
+export async function logSubscription(url: string): Promise<string | null> {
+  const database = connectPostgres(url, { poolSize: 1, statementTimeoutMs: 0 });
+  try {
+    const result = await sql<{ id: string }>`select id from webhook_subscriptions where url = ${LOG_SUBSCRIPTION_URL}`.execute(database.db);
+    return result.rows[0]?.id ?? null;
   } finally {
     await database.close();
   }

@@ -37,16 +37,19 @@ export async function measurePlans(databaseUrl: string, adminKey: string): Promi
     counters: memoryCounterStore(), logger: false,
   });
   try {
-    const { rows: [ids] } = await sql<{ partner: string; customer: string }>`select
+    const { rows: [ids] } = await sql<{ partner: string; customer: string; subscription: string | null }>`select
       (select manufacturer_id from items group by 1 order by count(*) desc limit 1) as partner,
-      (select customer_id from orders order by order_number desc limit 1) as customer`.execute(database.db);
+      (select customer_id from orders order by order_number desc limit 1) as customer,
+      (select subscription_id from webhook_deliveries group by 1 order by count(*) desc limit 1) as subscription`.execute(database.db);
     const [from, to] = [day(45), day(35)];
     const months = new Set([from, to].map((date) => `inventory_movements_${date.slice(0, 4)}_${date.slice(5, 7)}`));
     const dated = [
       `/api/v1/inventory/movements?from=${from}&to=${to}`, `/api/v1/inventory/movements?manufacturer=${ids!.partner}&from=${from}&to=${to}`,
       `/api/v1/reports/movements?from=${from}&to=${to}`, `/api/v1/reports/velocity?from=${from}&to=${to}`,
     ];
-    const urls = [...pagedReads(ids!.partner, ids!.customer), ...dated, ...REPORTS.map((name) => `/api/v1/reports/${name}`)];
+    // The delivery log of the subscription with the most deliveries (the generated one).
+    const log = ids!.subscription ? ['', '?status=dead', '?page=100'].map((query) => `/api/v1/webhooks/${ids!.subscription}/deliveries${query}`) : [];
+    const urls = [...pagedReads(ids!.partner, ids!.customer), ...log, ...dated, ...REPORTS.map((name) => `/api/v1/reports/${name}`)];
     const rows: PlanRow[] = [];
     for (const url of urls) {
       recorder.captured.length = 0;
