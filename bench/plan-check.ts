@@ -60,16 +60,17 @@ export function relationsOf(plan: unknown): string[] {
 
 /**
  * The plan of a compiled query, prepared and explained with the values it ran with: the plan made for those values, or
- * with `kept` the generic plan, which a named statement runs with from its sixth call on when it costs no more.
+ * with `kept` the generic plan, which a named statement runs with from its sixth call on when it costs no more; with
+ * `analyze` run, with each node's actual rows and loops.
  */
-export function planOf(db: Kysely<DB>, query: { sql: string; parameters: readonly unknown[] }, { kept = false } = {}): Promise<unknown> {
+export function planOf(db: Kysely<DB>, query: { sql: string; parameters: readonly unknown[] }, { kept = false, analyze = false } = {}): Promise<unknown> {
   return db.connection().execute(async (connection) => {
     await sql.raw(`prepare plan_probe as ${query.sql}`).execute(connection);
     if (kept) await sql`set plan_cache_mode = force_generic_plan`.execute(connection);
     try {
       const values = query.parameters.map(literal);
       const result = await sql.raw<{ 'QUERY PLAN': [{ Plan: unknown }] }>(
-        `explain (format json) execute plan_probe${values.length ? `(${values.join(', ')})` : ''}`,
+        `explain (${analyze ? 'analyze, ' : ''}format json) execute plan_probe${values.length ? `(${values.join(', ')})` : ''}`,
       ).execute(connection);
       return result.rows[0]!['QUERY PLAN'][0].Plan;
     } finally {

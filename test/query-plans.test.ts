@@ -211,17 +211,7 @@ test('the receiving list\'s total by partner and status is read from the maintai
     // The page's five batches are chosen before their lines are summed: each sum runs five times, not for every row
     // the offset skips too (explain analyze of the page's statement as it ran).
     const node = captured[compiled.findIndex((q) => q.includes('receiving_lines'))]!;
-    const { sql: text, parameters } = t.db.getExecutor().compileQuery(node, createQueryId());
-    const analyzed = await t.db.connection().execute(async (connection) => {
-      await sql.raw(`prepare analyze_probe as ${text}`).execute(connection);
-      try {
-        const result = await sql.raw<{ 'QUERY PLAN': [{ Plan: unknown }] }>(
-          `explain (analyze, format json) execute analyze_probe(${parameters.map(literal).join(', ')})`).execute(connection);
-        return result.rows[0]!['QUERY PLAN'][0].Plan;
-      } finally {
-        await sql.raw('deallocate analyze_probe').execute(connection);
-      }
-    });
+    const analyzed = await planOf(t.db, t.db.getExecutor().compileQuery(node, createQueryId()), { analyze: true });
     const sums = nodesOf(analyzed).filter((n) => n['Relation Name'] === 'receiving_lines').map((n) => n['Actual Loops']);
     assert.deepEqual(sums, [5, 5], url);
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from receiving_batches where ${where}`.execute(t.db);

@@ -67,6 +67,18 @@ export async function totalOf(db: Kysely<DB>, total: Expression<number>): Promis
 }
 
 /**
+ * The total a page's statement carried on its rows (`total_count`). A page with no row carries none: an empty first
+ * page means nothing matches (0); a later one may lie past the last, and its total (an expression, or a function
+ * making it only then) is read on its own.
+ */
+export async function totalOfPage(db: Kysely<DB>, rows: readonly { total_count?: number }[], page: { offset: number },
+  total: Expression<number> | (() => Expression<number>)): Promise<number> {
+  if (rows.length > 0) return rows[0]!.total_count!;
+  if (page.offset === 0) return 0;
+  return totalOf(db, typeof total === 'function' ? total() : total);
+}
+
+/**
  * Sums the rows of each key written since the last fold into one, marked folded, and drops day counts before the
  * movement windows' horizon. One instance folds at a time (the others skip the round): two folds at once could each
  * write a folded row for the same key, which the next fold, looking only at rows not yet folded, would leave as two.

@@ -2,7 +2,7 @@
 // tenant is its partner (it sees that partner's events); a key without a scope is the warehouse's (every event).
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-import { countedTotalExpression, totalOf } from '../../db/list-counts.ts';
+import { countedTotalExpression, totalOfPage } from '../../db/list-counts.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { invalidRequest } from '../../domain/errors.ts';
 import { WAREHOUSE_TENANT, type EventKind } from '../../domain/events.ts';
@@ -30,7 +30,7 @@ export async function pollEvents(db: Kysely<DB>, actor: Actor, filter: { kind?: 
     .orderBy('p.event_seq').execute();
   return {
     rows: rows.map(({ total_count: _, ...row }) => ({ ...row, kind: row.kind as EventKind, data: row.data as Record<string, unknown> })),
-    total: rows.length > 0 ? rows[0]!.total_count : page.offset === 0 ? 0 : await totalOf(db, total),
+    total: await totalOfPage(db, rows, page, total),
   };
 }
 

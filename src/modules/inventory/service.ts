@@ -1,6 +1,6 @@
 // Inventory adjustments and the two ledgers (every movement; adjustments and count corrections only).
 import { sql, type Expression, type Kysely } from 'kysely';
-import { countedTotalExpression, totalOf } from '../../db/list-counts.ts';
+import { countedTotalExpression, totalOfPage } from '../../db/list-counts.ts';
 import type { MovementType } from '../../db/column-types.ts';
 import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
@@ -80,7 +80,7 @@ export async function listMovements(db: Kysely<DB>, actor: Actor, filter: Ledger
   const pageRows = await query().select(['mv.id', 'mv.performed_at', sql<number>`${total}`.as('total_count')])
     .orderBy('mv.seq', 'desc').$call(onePage(page)).execute();
   const rows = await movementsById(db, pageRows.map((row) => row.id), pageRows.map((row) => row.performed_at));
-  return { rows, total: pageRows[0]?.total_count ?? (page.offset === 0 ? 0 : await totalOf(db, total)) };
+  return { rows, total: await totalOfPage(db, pageRows, page, total) };
 }
 
 /** Every movement the ledger's filters match, newest first, with the list's columns (the CSV export). */

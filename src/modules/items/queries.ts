@@ -3,7 +3,7 @@ import { sql, type Expression, type ExpressionBuilder, type Kysely, type SelectQ
 import { unsizedArray } from '../../db/array-parameters.ts';
 import { containsPattern } from '../../db/like.ts';
 import { closedSet, inLiterals } from '../../db/literals.ts';
-import { countedTotalExpression, itemsNotMovedTotalExpression, totalOf } from '../../db/list-counts.ts';
+import { countedTotalExpression, itemsNotMovedTotalExpression, totalOfPage } from '../../db/list-counts.ts';
 import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { onePage, type Page } from '../../http/pagination.ts';
@@ -327,21 +327,20 @@ const toText = (row: ListedItem) => JSON.stringify(serializeListItem(row));
 export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page, kept: RowTexts) {
   const counted = countsOnPage(f, page);
   const total = counted ? undefined : itemTotal(db, actor, f);
-  const totalOfPage = async (rows: { total_count?: number }[]) =>
-    rows.length > 0 ? rows[0]!.total_count! : page.offset === 0 ? 0 : await totalOf(db, total ?? itemTotal(db, actor, f));
+  const totalOfItems = total ?? (() => itemTotal(db, actor, f));
   // A q= page is read whole at once, without texts: matching q is most of its cost, and the queries people type rarely
   // repeat, so the versions would seldom find texts and the read by id would come on top (the bench's varied q:
   // 2,061 -> 1,154 req/s with texts).
   if (counted) {
     const rows = await plainRows(db, actor, f, page).execute();
-    return { rows: rows.map(toText), total: await totalOfPage(rows) };
+    return { rows: rows.map(toText), total: await totalOfPage(db, rows, page, totalOfItems) };
   }
   const stockPage = readsStockState(f, sortOf(f));
   const versions = await itemVersions(db, actor, f, page, stockPage, total);
   const rows = await textsOfPage<ListedItem & Versioned>(kept, texts(stockPage), versions, (ids) => itemsById(db, ids, stockPage), toText);
-  if (rows) return { rows, total: await totalOfPage(versions) };
+  if (rows) return { rows, total: await totalOfPage(db, versions, page, totalOfItems) };
   const whole = await itemRows(db, actor, f, page, stockPage, total).execute();
-  return { rows: textsOfRows(kept, texts(stockPage), whole, toText), total: await totalOfPage(whole) };
+  return { rows: textsOfRows(kept, texts(stockPage), whole, toText), total: await totalOfPage(db, whole, page, totalOfItems) };
 }
 
 /** The list's rows without versions: a page, or every item the filters match in the list's order (page null). */

@@ -3,7 +3,7 @@
 import { sql, type Expression, type Kysely, type Transaction } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { unsizedArray } from '../../db/array-parameters.ts';
-import { countedTotalExpression, totalOf } from '../../db/list-counts.ts';
+import { countedTotalExpression, totalOfPage } from '../../db/list-counts.ts';
 import { containsPattern } from '../../db/like.ts';
 import { inLiterals } from '../../db/literals.ts';
 import { isoTimeOfJson } from '../../db/timestamps.ts';
@@ -139,19 +139,17 @@ const toText = (row: ListedOrder) => JSON.stringify(serializeOrder(row, 'list'))
 export async function listOrders(db: Kysely<DB>, actor: Actor, f: OrderFilter, page: Page, texts: RowTexts) {
   const totalOfAll = orderTotal(db, actor, f);
   const pageIds = () => filteredOrders(db, actor, f).select('o.id as page_id').orderBy('o.order_number', 'desc').$call(onePage(page)).as('p');
-  const totalOfPage = async (rows: { total_count: number }[]) =>
-    rows.length > 0 ? rows[0]!.total_count : page.offset === 0 ? 0 : await totalOf(db, totalOfAll);
   const versions = await joined(db).innerJoin(pageIds(), 'p.page_id', 'o.id')
     .select(['o.id', LIST_ROW_VERSION.as('version'), sql<number>`${totalOfAll}`.as('total_count')])
     .orderBy('o.order_number', 'desc')
     .execute();
   const rows = await textsOfPage<ListedOrder>(texts, 'orders', versions, (ids) => withListColumns(db).where('o.id', '=', sql<string>`any(${unsizedArray(ids, 'uuid')})`).execute(), toText);
-  if (rows) return { rows, total: await totalOfPage(versions) };
+  if (rows) return { rows, total: await totalOfPage(db, versions, page, totalOfAll) };
   const whole = await withListColumns(db).innerJoin(pageIds(), 'p.page_id', 'o.id')
     .select(sql<number>`${totalOfAll}`.as('total_count'))
     .orderBy('o.order_number', 'desc')
     .execute();
-  return { rows: textsOfRows(texts, 'orders', whole, toText), total: await totalOfPage(whole) };
+  return { rows: textsOfRows(texts, 'orders', whole, toText), total: await totalOfPage(db, whole, page, totalOfAll) };
 }
 
 /** An order's list row with its version. */

@@ -2,7 +2,7 @@
 // takes (the order row first, then the batch row: one order for all, so no two actions can deadlock).
 import { sql, type Expression, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
 import type { DB, ItemsTable, LocationsTable, OrderLinesTable, PickBatchesTable, PickBatchLinesTable, PickBatchParcelsTable } from '../../db/schema.ts';
-import { countedTotalExpression, totalOf } from '../../db/list-counts.ts';
+import { countedTotalExpression, totalOfPage } from '../../db/list-counts.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { notFound } from '../../domain/errors.ts';
 import { onePage, type Page } from '../../http/pagination.ts';
@@ -109,10 +109,11 @@ export async function listSessions(db: Kysely<DB>, actor: Actor, filter: BatchFi
     : countedTotalExpression({ list: 'pick_batches', manufacturerId: actor.manufacturerId ?? filter.manufacturer, statuses: filter.status ? [filter.status] : [] });
   const ids = await query.select(['b.id', sql<number>`${total}`.as('total_count')])
     .orderBy('b.created_at', 'desc').orderBy('b.id', 'desc').$call(onePage(page)).execute();
-  if (ids.length === 0) return { rows: [], total: await totalOf(db, total) };
+  const totalCount = await totalOfPage(db, ids, page, total);
+  if (ids.length === 0) return { rows: [], total: totalCount };
   const { rows } = await sessionsWhere(sql`b.id = any(${ids.map((row) => row.id)}::uuid[])`).execute(db);
   const byId = new Map(rows.map((row) => [row.id, row]));
-  return { rows: ids.map((row) => byId.get(row.id)!), total: ids[0]!.total_count };
+  return { rows: ids.map((row) => byId.get(row.id)!), total: totalCount };
 }
 
 /**

@@ -1,6 +1,6 @@
 // Reading receiving batches: one batch with its lines, and the list. Partner scope is part of every query.
 import { sql, type Expression, type Kysely, type Transaction } from 'kysely';
-import { countedTotalExpression, totalOf } from '../../db/list-counts.ts';
+import { countedTotalExpression, totalOfPage } from '../../db/list-counts.ts';
 import type { ReceivingBatchStatus } from '../../db/column-types.ts';
 import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
@@ -81,6 +81,6 @@ export async function listBatches(db: Kysely<DB>, actor: Actor, filter: BatchFil
     .execute();
   return {
     rows: rows.map(({ total_count: _, ...row }) => serializeBatch(row as BatchRow, { partner: row, totals: row })),
-    total: rows.length > 0 ? rows[0]!.total_count : await totalOf(db, total),
+    total: await totalOfPage(db, rows, page, total),
   };
 }

@@ -5,7 +5,7 @@ import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kyse
 import type { Config } from '../../config.ts';
 import type { DeliveryStatus } from '../../db/column-types.ts';
 import type { DB, WebhookDeliveryAttemptsTable, WebhookSubscriptionsTable } from '../../db/schema.ts';
-import { countedTotalExpression, totalOf } from '../../db/list-counts.ts';
+import { countedTotalExpression, totalOfPage } from '../../db/list-counts.ts';
 import { secretKeyOf } from '../../db/secret-key.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { isoTimeOfJson } from '../../db/timestamps.ts';
@@ -146,9 +146,7 @@ function deliveries(db: Kysely<DB>, choose: (rows: ChosenDeliveries) => ChosenDe
     'd.id', 'd.subscription_id', 'd.event_id', 'd.event_kind', 'd.status', 'd.attempts', 'd.last_status_code', 'd.last_error', 'd.delivered_at',
     'd.created_at', 'd.event_seq', sql<string | null>`case when d.status = 'pending' then d.next_attempt_at end`.as('next_attempt_at'),
   ]);
-  return db.selectFrom(chosen.as('d')).select((eb) => [
-    'd.id', 'd.subscription_id', 'd.event_id', 'd.event_kind', 'd.status', 'd.attempts', 'd.last_status_code', 'd.last_error', 'd.delivered_at',
-    'd.created_at', 'd.next_attempt_at',
+  return db.selectFrom(chosen.as('d')).selectAll('d').select((eb) => [
     eb.fn.coalesce(
       sql<unknown[]>`(select json_agg(a order by a.attempt) from (select attempt, attempted_at, duration_ms, status_code, error, response_body, outcome
         from webhook_delivery_attempts where delivery_id = d.id) a)`, sql<unknown[]>`'[]'::json`).as('attempt_log'),
@@ -157,8 +155,8 @@ function deliveries(db: Kysely<DB>, choose: (rows: ChosenDeliveries) => ChosenDe
 
 type DeliveryRow = Awaited<ReturnType<ReturnType<typeof deliveries>['executeTakeFirstOrThrow']>>;
 type AttemptRow = Omit<Selectable<WebhookDeliveryAttemptsTable>, 'delivery_id' | 'attempted_at'> & { attempted_at: string };
-// The attempts arrive as JSON, their times as PostgreSQL writes them there.
-const shownDelivery = (row: DeliveryRow) => ({
+// The attempts arrive as JSON, their times as PostgreSQL writes them there; event_seq orders the log and is not shown.
+const shownDelivery = ({ event_seq: _, ...row }: DeliveryRow) => ({
   ...row,
   attempt_log: (row.attempt_log as AttemptRow[]).map((attempt) => ({ ...attempt, attempted_at: isoTimeOfJson(attempt.attempted_at) })),
 });
@@ -177,7 +175,7 @@ export async function listDeliveries(db: Kysely<DB>, actor: Actor, id: string, f
   }).select(total.as('total_count')).execute();
   return {
     rows: rows.map(({ total_count: _, ...row }) => shownDelivery(row)),
-    total: rows.length > 0 ? rows[0]!.total_count : await totalOf(db, total),
+    total: await totalOfPage(db, rows, page, total),
   };
 }
 
