@@ -170,8 +170,11 @@ describe('monthly partitions', () => {
       from generate_series(1, 30) n`.execute(t.db);
     await maintainPartitions(t.db, { ...RETENTION, deliveryLogDays: 10_000 });
     assert.ok((await monthNames(t.db, 'webhook_deliveries')).includes(monthName('webhook_deliveries', at)), 'the month is made and kept');
-    const [result] = await Promise.all([maintainPartitions(t.db, RETENTION), pruneDeliveryLog(t.db)]);
-    assert.ok(result.dropped.includes(monthName('webhook_deliveries', at)), JSON.stringify(result));
+    // The prune takes the maintenance's lock, so a round that meets it skips the month until the next round.
+    const [first] = await Promise.all([maintainPartitions(t.db, RETENTION), pruneDeliveryLog(t.db)]);
+    const next = await maintainPartitions(t.db, RETENTION);
+    assert.ok([...first.dropped, ...next.dropped].includes(monthName('webhook_deliveries', at)), JSON.stringify([first, next]));
+    assert.ok(!(await monthNames(t.db, 'webhook_deliveries')).includes(monthName('webhook_deliveries', at)));
     const { rows: [log] } = await sql<{ kept: number; stored: number }>`select
       (select coalesce(sum(n), 0)::int from list_counts where list = 'deliveries' and manufacturer_id = ${subscription!.id}) as kept,
       (select count(*)::int from webhook_deliveries where subscription_id = ${subscription!.id}) as stored`.execute(t.db);

@@ -8,6 +8,6 @@ export const ADVISORY_LOCKS = {
   bootstrap: 4_711_002,
   /** Folding the list-count deltas: one instance at a time, the others skip the round. */
   foldListCounts: 4_711_003,
-  /** Month partitions and retention: one instance at a time, the others skip the step. */
+  /** Month partitions and retention: one instance at a time, the others skip the step; the delivery log's prune waits for it. */
   partitions: 4_711_004,
 } as const;

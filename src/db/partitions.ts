@@ -118,8 +118,9 @@ const olderThan = (month: Month, days: number) => month.end.getTime() <= Date.no
 async function dropDeliveryMonths(db: Kysely<DB>, days: number, result: MaintenanceResult): Promise<void> {
   for (const month of await months(db, 'webhook_deliveries')) {
     if (!olderThan(month, days)) continue;
+    const partition = sql.table(month.name);
+    let emptied = false;
     await step(db, async (tx) => {
-      const partition = sql.table(month.name);
       const { rows: [pending] } = await sql<{ any: boolean }>`select exists (select 1 from ${partition} where status = 'pending') as any`.execute(tx);
       if (pending!.any) return;
       // Deleted through the table before the month is dropped (a drop deletes no row): the delete is what the log's
@@ -130,6 +131,14 @@ async function dropDeliveryMonths(db: Kysely<DB>, days: number, result: Maintena
           delete from webhook_deliveries where created_at >= ${month.start} and created_at < ${month.end} and status <> 'pending' returning id
         )
         delete from webhook_delivery_attempts where delivery_id in (select id from gone)`.execute(tx);
+      emptied = true;
+    });
+    if (!emptied) continue;
+    // The drop is a transaction of its own. Dropping a partition locks the whole table first; in the delete's
+    // transaction that lock would wait for a prune that itself waits for the delete's row locks: a deadlock. The lock
+    // is taken before the month is checked, so no row can come into it between the check and the drop.
+    await step(db, async (tx) => {
+      await sql`lock table webhook_deliveries in access exclusive mode`.execute(tx);
       const { rows: [left] } = await sql<{ any: boolean }>`select exists (select 1 from ${partition}) as any`.execute(tx);
       if (left!.any) return;
       await sql`drop table ${partition}`.execute(tx);

@@ -11,6 +11,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import { ADVISORY_LOCKS } from '../db/advisory-locks.ts';
 import { PLANNED_EACH_TIME } from '../db/connect.ts';
 import type { DB } from '../db/schema.ts';
 import { isoTextOf } from '../db/timestamps.ts';
@@ -333,8 +334,15 @@ export function startDeliveryWorker(db: Kysely<DB>, config: Pick<Config, 'secret
   };
 }
 
-/** Attempts older than the log keeps (30 days) are removed; delivered deliveries with them. */
+/**
+ * Attempts older than the log keeps (30 days) are removed; delivered deliveries with them. The prune holds the
+ * partition maintenance's lock: both delete the same expired deliveries, and two deletes taking one set of row locks
+ * in different orders deadlock.
+ */
 export async function pruneDeliveryLog(db: Kysely<DB>): Promise<void> {
-  await db.deleteFrom('webhook_delivery_attempts').where('attempted_at', '<', sql<string>`now() - make_interval(days => ${DELIVERY_LOG_DAYS})`).execute();
-  await db.deleteFrom('webhook_deliveries').where('status', '=', 'delivered').where('delivered_at', '<', sql<string>`now() - make_interval(days => ${DELIVERY_LOG_DAYS})`).execute();
+  await db.transaction().execute(async (tx) => {
+    await sql`select pg_advisory_xact_lock(${ADVISORY_LOCKS.partitions})`.execute(tx);
+    await tx.deleteFrom('webhook_delivery_attempts').where('attempted_at', '<', sql<string>`now() - make_interval(days => ${DELIVERY_LOG_DAYS})`).execute();
+    await tx.deleteFrom('webhook_deliveries').where('status', '=', 'delivered').where('delivered_at', '<', sql<string>`now() - make_interval(days => ${DELIVERY_LOG_DAYS})`).execute();
+  });
 }
