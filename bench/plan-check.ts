@@ -4,7 +4,7 @@ import { createQueryId, sql, type Kysely, type KyselyPlugin, type RootOperationN
 import { containsPattern } from '../src/db/like.ts';
 import type { DB } from '../src/db/schema.ts';
 
-export const BIG_TABLES = ['items', 'item_stock_state', 'item_aliases', 'item_number_suffixes', 'inventory_movements', 'orders', 'pick_batches', 'webhook_deliveries'];
+export const BIG_TABLES = ['items', 'item_stock_state', 'item_aliases', 'item_number_suffixes', 'inventory_movements', 'orders', 'pick_batches', 'webhook_deliveries', 'item_locations'];
 
 /** Records every query a database handle runs, for plansOf. */
 export function queryRecorder() {
@@ -177,6 +177,6 @@ export function pagedReads(partner: string, customer: string): string[] {
     `/api/v1/orders?manufacturer=${partner}&status=released`, `/api/v1/orders?customer=${customer}`, '/api/v1/orders?priority=rush&status=open',
     '/api/v1/orders?from=2026-01-01&to=2026-01-31', '/api/v1/orders?aged_hours=48', '/api/v1/orders?q=100123',
     '/api/v1/pick-batches', '/api/v1/pick-batches?status=shipped', `/api/v1/pick-batches?manufacturer=${partner}`,
-    '/api/v1/pick-batches?status=in_progress',
+    '/api/v1/pick-batches?status=in_progress', '/api/v1/locations', '/api/v1/locations?page=5',
   ];
 }

@@ -1,6 +1,7 @@
 // Cycle counts: generate, start, count, approve (cycle_count_correction through the stock mover), complete, cancel.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { adjust, call, createItem, createLocation, createManufacturer, expectError, insertKey, onPostgres, startApp, userWithKey, type TestApp } from './helpers.ts';
 
 let t: TestApp;
@@ -75,6 +76,16 @@ describe('generate and read', () => {
     const running = (await api('GET', '/cycle-counts?status=in_progress&per_page=100')).body;
     assert.ok(running.data.every((b: { status: string }) => b.status === 'in_progress') && running.data.some((b: { id: string }) => b.id === newer));
     expectError(await api('GET', '/cycle-counts?status=open'), 400, 'bad_request');
+
+    // Paged: each page counts its own batches' lines, and every page (one past the last too) carries the total.
+    const { rows: [stored] } = await sql<{ batches: number }>`select count(*)::int as batches from cycle_count_batches`.execute(t.db);
+    const last = await api('GET', `/cycle-counts?per_page=1&page=${stored!.batches}`);
+    const beyond = await api('GET', `/cycle-counts?per_page=1&page=${stored!.batches + 1}`);
+    assert.deepEqual([last.body.meta.total_count, beyond.body.meta.total_count, beyond.body.data.length], [stored!.batches, stored!.batches, 0]);
+    const { rows: [oldest] } = await sql<{ id: string; lines: number }>`select b.id, (select count(*)::int from cycle_count_lines l where l.batch_id = b.id) as lines
+      from cycle_count_batches b order by b.created_at, b.id desc limit 1`.execute(t.db);
+    assert.deepEqual([last.body.data[0].id, last.body.data[0].line_count], [oldest!.id, oldest!.lines]);
+    assert.ok(oldest!.lines > 0);
   });
 
   test('a partner-scoped key is refused on every route (403) by the scope rule, whatever its scopes; warehouse counts but does not approve; office cannot count', async () => {

@@ -92,6 +92,14 @@ describe('list and stock', () => {
     assert.deepEqual(stock.body.data.map((s: { item_number_display: string; qty_on_hand: number }) => [s.item_number_display, s.qty_on_hand]), [['CNT-A', 5], ['CNT-B', 7]]);
     assert.deepEqual(Object.keys(stock.body.data[0]).sort(), ['description', 'inventory_status', 'is_primary', 'item_id', 'item_number_display', 'manufacturer_name', 'qty_on_hand']);
     expectError(await call(t.app, 'GET', '/api/v1/locations/00000000-0000-4000-8000-000000000000/stock', { key: t.adminKey }), 404, 'not_found');
+
+    // Paged: a later page sums its own locations' stock, and every page (one past the last too) carries the total.
+    const second = await createLocation(t, 'CNT-2');
+    await adjust(t, await createItem(t, partner, 'CNT-D'), 9, second);
+    const pages = await Promise.all([1, 2, 3].map((n) => call(t.app, 'GET', `/api/v1/locations?q=cnt&per_page=1&page=${n}`, { key: t.adminKey })));
+    assert.deepEqual(pages.map((p) => p.body.data.map((l: { location_code: string; item_count: number; total_qty: number }) => [l.location_code, l.item_count, l.total_qty])),
+      [[['CNT-1', 3, 112]], [['CNT-2', 1, 9]], []]);
+    assert.deepEqual(pages.map((p) => p.body.meta.total_count), [2, 2, 2]);
     expectError(await call(t.app, 'GET', '/api/v1/locations?location_type=attic', { key: t.adminKey }), 400, 'bad_request');
   });
 });

@@ -58,6 +58,15 @@ before(async () => {
       shipped_lines, shipped_lines_in_full, shipped_units_to_pick, shipped_units_picked)
     select id, manufacturer_id, 'PBPLAN' || order_number, 'shipped', created_at + interval '1 day', created_at, 2, 2, 4, 4
     from orders order by order_number limit 10000`.execute(t.db);
+  // 200 locations holding the generated items 100 to a location; 60 cycle counts of 5 lines each.
+  await sql`insert into locations (warehouse_id, location_code) select (select id from warehouses limit 1), 'PLAN-LOC-' || lpad(n::text, 3, '0') from generate_series(1, 200) n`.execute(t.db);
+  await sql`insert into item_locations (item_id, location_id, qty_on_hand, is_primary)
+    select i.id, l.id, 1 + i.n % 9, true from (select id, row_number() over (order by id) as n from items where item_number_normalized like 'GEN%') i
+    join (select id, row_number() over (order by location_code) - 1 as k from locations where location_code like 'PLAN-LOC-%') l on l.k = i.n % 200`.execute(t.db);
+  await sql`insert into cycle_count_batches (batch_number, triggered_by) select 'CCPLAN' || n, 'manual' from generate_series(1, 60) n`.execute(t.db);
+  await sql`insert into cycle_count_lines (batch_id, item_id, location_id, system_qty)
+    select b.id, il.item_id, il.location_id, il.qty_on_hand from (select id, row_number() over (order by batch_number) as k from cycle_count_batches) b
+    join (select item_id, location_id, qty_on_hand, row_number() over (order by id) / 5 as k from item_locations) il on il.k = b.k`.execute(t.db);
   // The hourly maintenance gives the back-dated movements their months, as it would in a running warehouse.
   await maintainPartitions(t.db, { eventDays: 90, deliveryLogDays: 30 });
   await sql`vacuum analyze`.execute(t.db);
@@ -94,7 +103,7 @@ async function plansOf(url: string): Promise<{ sql: string; plan: unknown }[]> {
   return plans;
 }
 
-test('no list, search or ledger query reads items, their stock state, aliases, movements, orders or pick batches sequentially', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
+test('no list, search or ledger query reads items, their stock state, aliases, bins, movements, orders or pick batches sequentially', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
   const urls = pagedReads(partner, customer);
   const failures: string[] = [];
   for (const url of urls) {
@@ -216,6 +225,25 @@ test('the receiving list\'s total by partner and status is read from the maintai
     assert.deepEqual(sums, [5, 5], url);
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from receiving_batches where ${where}`.execute(t.db);
     assert.deepEqual([answer.body.meta.total_count, answer.body.data.length], [rows[0]!.n, 5], url);
+  }
+});
+
+test('the location and cycle-count lists sum the stock and count the lines of their page only, the stock from the location index alone', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
+  for (const [url, table, scan] of [
+    ['/api/v1/locations?q=PLAN-LOC&per_page=5&page=7', 'item_locations', 'Index Only Scan'],
+    ['/api/v1/cycle-counts?per_page=5&page=7', 'cycle_count_lines', undefined],
+  ] as const) {
+    captured.length = 0;
+    const answer = await call(t.app, 'GET', url, { key: t.adminKey });
+    assert.equal(answer.status, 200, url);
+    assert.equal(answer.body.data.length, 5, url);
+    const compiled = captured.map((node) => t.db.getExecutor().compileQuery(node, createQueryId()).sql);
+    const node = captured[compiled.findIndex((q) => q.includes(table))]!;
+    const analyzed = await planOf(t.db, t.db.getExecutor().compileQuery(node, createQueryId()), { analyze: true });
+    const reads = nodesOf(analyzed).filter((n) => n['Relation Name'] === table);
+    // One pass over each of the page's five rows, none for the 30 rows the offset skips.
+    assert.deepEqual(reads.map((n) => n['Actual Loops']), [5], url);
+    if (scan) assert.deepEqual(reads.map((n) => [n['Node Type'], n['Heap Fetches']]), [[scan, 0]], url);
   }
 });
 

@@ -4,6 +4,7 @@
 //   draft | in_progress --cancel--> cancelled
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { CycleCountStatus } from '../../db/column-types.ts';
+import { totalOfPage } from '../../db/list-counts.ts';
 import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { emit } from '../../domain/events.ts';
@@ -16,11 +17,14 @@ import { onePage, type Page } from '../../http/pagination.ts';
 
 type Executor = Kysely<DB> | Transaction<DB>;
 
+/** Batches with their line figures, both from one pass over each batch's lines. */
 function batches(db: Executor) {
-  return db.selectFrom('cycle_count_batches as b').select([
+  const figures = sql<{ line_count: number; counted_count: number }>`lateral (
+    select count(*)::int as line_count, count(*) filter (where l.status <> 'pending')::int as counted_count
+    from cycle_count_lines l where l.batch_id = b.id)`;
+  return db.selectFrom('cycle_count_batches as b').innerJoin(figures.as('f'), (join) => join.onTrue()).select([
     'b.id', 'b.batch_number', 'b.status', 'b.triggered_by', 'b.assigned_to', 'b.started_at', 'b.completed_at', 'b.notes', 'b.created_at',
-    sql<number>`(select count(*)::int from cycle_count_lines l where l.batch_id = b.id)`.as('line_count'),
-    sql<number>`(select count(*)::int from cycle_count_lines l where l.batch_id = b.id and l.status <> 'pending')`.as('counted_count'),
+    'f.line_count', 'f.counted_count',
   ]);
 }
 
@@ -48,15 +52,18 @@ async function batchWithLines(db: Executor, id: string) {
   return { batch: await batchById(db, id), lines: await linesOf(db, id) };
 }
 
+/**
+ * The page's batches are chosen first and their lines counted after: counted in the select list, PostgreSQL would
+ * count the lines of every batch an OFFSET skips as well.
+ */
 export async function listCycleCounts(db: Kysely<DB>, filter: { status?: CycleCountStatus[] }, page: Page) {
   let query = db.selectFrom('cycle_count_batches as b');
   if (filter.status?.length) query = query.where('b.status', 'in', filter.status);
-  const ids = query.select('b.id');
-  const [rows, total] = await Promise.all([
-    batches(db).where('b.id', 'in', ids).orderBy('b.created_at', 'desc').orderBy('b.id').$call(onePage(page)).execute(),
-    query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: total.count };
+  const total = query.select(sql<number>`count(*)::int`.as('count')).$asScalar();
+  const pageIds = query.select('b.id as page_id').orderBy('b.created_at', 'desc').orderBy('b.id').$call(onePage(page)).as('p');
+  const rows = await batches(db).innerJoin(pageIds, 'p.page_id', 'b.id').select(sql<number>`${total}`.as('total_count'))
+    .orderBy('b.created_at', 'desc').orderBy('b.id').execute();
+  return { rows: rows.map(({ total_count: _, ...row }) => row), total: await totalOfPage(db, rows, page, total) };
 }
 
 export const getCycleCount = (db: Kysely<DB>, id: string) => batchWithLines(db, id);

@@ -1,6 +1,7 @@
 // Warehouse locations (global, not partner data) and moving stock between them.
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { containsPattern } from '../../db/like.ts';
+import { totalOfPage } from '../../db/list-counts.ts';
 import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory } from '../../domain/history.ts';
@@ -48,27 +49,33 @@ export interface LocationFilter {
   q?: string;
 }
 
-/** Rows carry item_count and total_qty of the stock the caller may see (a partner: only its own). */
+/**
+ * Rows carry item_count and total_qty of the stock the caller may see (a partner: only its own). The page's locations
+ * are chosen first and their stock summed after: summed in the select list, PostgreSQL would sum the stock of every
+ * location an OFFSET skips as well (page 10 of the bench's 500 locations took 3 s).
+ */
 export async function listLocations(db: Kysely<DB>, actor: Actor, filter: LocationFilter, page: Page) {
   let query = db.selectFrom('locations as l');
   if (filter.warehouse_id) query = query.where('l.warehouse_id', '=', filter.warehouse_id);
   if (filter.location_type?.length) query = query.where('l.location_type', 'in', filter.location_type);
   if (filter.is_active !== undefined) query = query.where('l.is_active', '=', filter.is_active);
   if (filter.q) query = query.where('l.location_code', 'like', containsPattern(filter.q.toUpperCase()));
+  const total = query.select(sql<number>`count(*)::int`.as('count')).$asScalar();
+  const pageIds = query.select('l.id as page_id').orderBy('l.location_code').$call(onePage(page)).as('p');
   const partner = actor.manufacturerId;
-  const stock = (aggregate: ReturnType<typeof sql>) => sql<number>`(select ${aggregate} from item_locations b
+  // One pass over each page location's bins gives both figures.
+  const stock = sql<{ item_count: number; total_qty: number }>`lateral (
+    select count(distinct b.item_id)::int as item_count, coalesce(sum(b.qty_on_hand), 0)::int as total_qty from item_locations b
     ${partner ? sql`join items i on i.id = b.item_id and i.manufacturer_id = ${partner}` : sql``}
     where b.location_id = l.id and b.qty_on_hand <> 0)`;
-  const [rows, total] = await Promise.all([
-    query
-      .select(LOCATION_COLUMNS)
-      .select([stock(sql`count(distinct b.item_id)::int`).as('item_count'), stock(sql`coalesce(sum(b.qty_on_hand), 0)::int`).as('total_qty')])
-      .orderBy('l.location_code')
-      .$call(onePage(page))
-      .execute(),
-    query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: total.count };
+  const rows = await db.selectFrom('locations as l')
+    .innerJoin(pageIds, 'p.page_id', 'l.id')
+    .innerJoin(stock.as('s'), (join) => join.onTrue())
+    .select(LOCATION_COLUMNS)
+    .select(['s.item_count', 's.total_qty', sql<number>`${total}`.as('total_count')])
+    .orderBy('l.location_code')
+    .execute();
+  return { rows: rows.map(({ total_count: _, ...row }) => row), total: await totalOfPage(db, rows, page, total) };
 }
 
 export async function locationStock(db: Kysely<DB>, actor: Actor, id: string, page: Page) {
