@@ -140,6 +140,13 @@ describe('customers', () => {
     const huge = await call(t.app, 'GET', '/api/v1/customers?q=bulk&per_page=9999999999999999999', { key: t.adminKey });
     assert.deepEqual(huge.body.meta, { page: 1, per_page: 100, total_count: 120, total_pages: 2 });
     assert.equal(clamped.body.data[0].name, 'Bulk 100');
+    // Past the last page the total is still every match, with a search and without.
+    const beyond = await call(t.app, 'GET', '/api/v1/customers?q=bulk&page=4', { key: t.adminKey });
+    assert.deepEqual([beyond.body.data, beyond.body.meta.total_count], [[], 120]);
+    const { count } = await t.db.selectFrom('customers').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+    const all = await Promise.all([1, 1000].map((n) => call(t.app, 'GET', `/api/v1/customers?page=${n}`, { key: t.adminKey })));
+    assert.deepEqual(all.map((a) => a.body.meta.total_count), [Number(count), Number(count)]);
+    assert.deepEqual(all.map((a) => a.body.data.length), [Math.min(50, Number(count)), 0]);
   });
 
   test('permissions: office edits, a consignor reads every customer but cannot write, warehouse staff cannot read', async () => {

@@ -1,6 +1,7 @@
 // The customer list and the lookups of a customer's drop-ship locations and third-party payers.
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import { containsPattern } from '../../db/like.ts';
+import { totalOfPage } from '../../db/list-counts.ts';
 import type { DB } from '../../db/schema.ts';
 import { onePage, type Page } from '../../http/pagination.ts';
 import type { CUSTOMER_STATUSES } from './schemas.ts';
@@ -26,18 +27,22 @@ function filteredCustomers(db: Kysely<DB>, filter: CustomerFilter) {
   return query;
 }
 
-/** By name (case-insensitive), then account number, which is unique: pages never overlap. */
+/**
+ * By name (case-insensitive), then account number, which is unique: pages never overlap. The page carries its total.
+ * A text search reads and sorts every match before its page anyway, so it counts them in the same pass
+ * (`count(*) over ()`); without one the count is its own read, an index's, beside a page that stops after its rows.
+ */
 export async function listCustomers(db: Kysely<DB>, filter: CustomerFilter, page: Page) {
-  const [rows, total] = await Promise.all([
-    filteredCustomers(db, filter)
-      .selectAll()
-      .orderBy((eb) => eb.fn('lower', ['name']))
-      .orderBy('account_number')
-      .$call(onePage(page))
-      .execute(),
-    filteredCustomers(db, filter).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: total.count };
+  const searching = Boolean(filter.q?.trim());
+  const total = filteredCustomers(db, filter).select(sql<number>`count(*)::int`.as('count')).$asScalar();
+  const rows = await filteredCustomers(db, filter)
+    .selectAll()
+    .select(searching ? sql<number>`(count(*) over ())::int`.as('total_count') : sql<number>`${total}`.as('total_count'))
+    .orderBy((eb) => eb.fn('lower', ['name']))
+    .orderBy('account_number')
+    .$call(onePage(page))
+    .execute();
+  return { rows: rows.map(({ total_count: _, ...row }) => row), total: await totalOfPage(db, rows, page, total) };
 }
 
 export const customerById = (db: Executor, id: string) => db.selectFrom('customers').selectAll().where('id', '=', id);
