@@ -49,6 +49,11 @@ describe('reading exceptions', () => {
       row.status === 'open' && row.awaiting_supply_partner === false && /^PB\d{6}$/.test(row.batch_number)));
     assert.deepEqual((await ok(get(`/exceptions?order=${orderId}&kind=mispick`))).map((r: { id: string }) => r.id), [ids.mispick]);
     assert.deepEqual((await ok(get(`/exceptions?item=${item}`))).map((r: { id: string }) => r.id), [ids.short]);
+    // Newest first, page by page; every page, one past the last too, carries the total of the exceptions stored.
+    const stored = await t.db.selectFrom('pick_exceptions').select(['id']).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+    const pages = await Promise.all([1, 2, 3, 4].map((n) => get(`/exceptions?per_page=1&page=${n}`)));
+    assert.deepEqual(pages.map((p) => p.body.meta.total_count), [3, 3, 3, 3]);
+    assert.deepEqual(pages.map((p) => p.body.data.map((r: { id: string }) => r.id)), [...stored.map((r) => [r.id]), []]);
     expectError(await get('/exceptions?kind=lost'), 400, 'bad_request');
     expectError(await get('/exceptions?awaiting_supply_partner=yes'), 400, 'bad_request');
   });
@@ -106,6 +111,10 @@ describe('the office\'s actions', () => {
     assert.ok(block.awaiting_supply_partner_at);
     assert.deepEqual((await ok(get(`/exceptions?order=${orderId}&awaiting_supply_partner=1`))).map((r: { id: string }) => r.id), [ids.quality]);
     assert.equal((await ok(get(`/exceptions?order=${orderId}&awaiting_supply_partner=0`))).length, 2);
+    // Each page, one past the last too, carries the filter's whole total.
+    const paged = await Promise.all([1, 2, 3].map((n) => get(`/exceptions?order=${orderId}&awaiting_supply_partner=0&per_page=1&page=${n}`)));
+    assert.deepEqual(paged.map((p) => [p.body.data.length, p.body.meta.total_count]), [[1, 2], [1, 2], [0, 2]]);
+    assert.notEqual(paged[0]!.body.data[0].id, paged[1]!.body.data[0].id);
     // The note is optional, and so is the body: marking again without one keeps the exception open and marked.
     const again = await ok(post(floor, `/exceptions/quality/${ids.quality}/await-supply-partner`));
     assert.deepEqual([again.status, again.awaiting_supply_partner], ['open', true]);

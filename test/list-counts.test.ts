@@ -1,5 +1,5 @@
-// The order, item, pick-batch and receiving lists' totals come from counts the database maintains (migrations 0017, 0034,
-// 0038): whatever writes orders, items or batches — the API, a bulk load, a statement behind the app's back, a delete, a fold, many writers at once — every
+// The order, item, pick-batch, receiving and exception lists' totals come from counts the database maintains (migrations
+// 0017, 0034, 0038, 0040): whatever writes orders, items or batches — the API, a bulk load, a statement behind the app's back, a delete, a fold, many writers at once — every
 // total equals count(*) over the rows the list's own conditions select.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -14,6 +14,7 @@ const ORDER_STATUSES = ['entered', 'released', 'partial', 'shipped', 'billed', '
 const ITEM_STATUSES = ['active', 'inactive', 'discontinued'];
 const BATCH_STATUSES = ['released', 'in_progress', 'completed', 'packed', 'shipped', 'cancelled'];
 const RECEIVING_STATUSES = ['draft', 'verified', 'posted', 'voided'];
+const EXCEPTION_STATUSES = ['open', 'reviewed', 'superseded'];
 // An order's priorities in the bit order of migration 0032.
 const PRIORITIES = ['normal', 'high', 'rush'];
 // The list's stock filters, written out independently of item_stock_flags, in the bit order of migration 0017.
@@ -23,7 +24,7 @@ const FILTER_SQL = [
   'qty_on_hand < 0', 'qty_available < 0', 'qty_on_hand = 0', 'reorder_level > 0 and qty_available < reorder_level', 'price_1 is null',
 ];
 
-async function counted(db: Kysely<DB>, table: 'orders' | 'item_stock_state' | 'pick_batches' | 'receiving_batches', where: string): Promise<number> {
+async function counted(db: Kysely<DB>, table: 'orders' | 'item_stock_state' | 'pick_batches' | 'receiving_batches' | 'pick_exceptions', where: string): Promise<number> {
   const { rows } = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)} where ${sql.raw(where)}`.execute(db);
   return rows[0]!.n;
 }
@@ -49,6 +50,10 @@ async function assertTotalsExact(db: Kysely<DB>, partners: string[]) {
     for (const statuses of statusSets(RECEIVING_STATUSES)) {
       const where = `${byPartner} and ${statuses.length ? `status in (${inList(statuses)})` : 'true'}`;
       assert.equal(await totalOf(db, countedTotalExpression({ list: 'receiving', manufacturerId: partner, statuses })), await counted(db, 'receiving_batches', where), `receiving where ${where}`);
+    }
+    for (const statuses of statusSets(EXCEPTION_STATUSES)) {
+      const where = `${byPartner} and ${statuses.length ? `status in (${inList(statuses)})` : 'true'}`;
+      assert.equal(await totalOf(db, countedTotalExpression({ list: 'exceptions', manufacturerId: partner, statuses })), await counted(db, 'pick_exceptions', where), `exceptions where ${where}`);
     }
     for (const statuses of statusSets(ITEM_STATUSES)) {
       for (let flags = 0; flags < 32; flags++) {
@@ -97,7 +102,8 @@ describe('list totals maintained by the database', () => {
     await ok(post(floor, `/pick-batches/${(await packedBatch(floor, await releasedOrder(floor, [{ item: picked, qty: 1 }]))).ID}/ship`));
     await packedBatch(floor, await releasedOrder(floor, [{ item: picked, qty: 1 }]));
     await ok(post(floor, `/pick-batches/${(await startedBatch(floor, await releasedOrder(floor, [{ item: picked, qty: 1 }]))).ID}/cancel`));
-    await startedBatch(floor, await releasedOrder(floor, [{ item: picked, qty: 1 }]));
+    const shorted = await startedBatch(floor, await releasedOrder(floor, [{ item: picked, qty: 1 }]));
+    await ok(post(floor, `/pick-batches/${shorted.ID}/lines/${shorted.Lines[0].PickBatchLineID}/short`, { qty_short: 1, reason: 'not in the bin' }));
     const receipts = await Promise.all([floor.partner, floor.partner, floor.otherPartner].map(async (manufacturer_id) =>
       (await ok(post(floor, '/receiving', { manufacturer_id }), 201)).batch.id as string));
     await ok(post(floor, `/receiving/${receipts[0]}/lines`, { item_id: picked, qty_received: 2 }), 201);
@@ -121,6 +127,11 @@ describe('list totals maintained by the database', () => {
       assert.equal(batches.body.meta.total_count, await counted(t.db, 'pick_batches', where), query);
     }
     assert.equal((await call(t.app, 'GET', '/api/v1/pick-batches?status=shipped', { key: t.adminKey })).body.meta.total_count, 1);
+    for (const query of ['', 'status=open', 'status=reviewed']) {
+      const exceptions = await call(t.app, 'GET', `/api/v1/exceptions?${query}`, { key: t.adminKey });
+      assert.equal(exceptions.body.meta.total_count, await counted(t.db, 'pick_exceptions', query ? query.replace(/=(.*)/, " = '$1'") : 'true'), query);
+    }
+    assert.equal((await call(t.app, 'GET', '/api/v1/exceptions?status=open', { key: t.adminKey })).body.meta.total_count, 1, 'the short pick');
   });
 
   test('writes behind the app: a bulk load, a statement over many rows, deletes; a fold keeps every total and leaves a row per key', async () => {
@@ -151,6 +162,11 @@ describe('list totals maintained by the database', () => {
       select ${partner}, 'RCNT' || n, current_date - n, (array['draft', 'verified', 'posted', 'voided'])[1 + n % 4] from generate_series(1, 40) n`.execute(t.db);
     await sql`update receiving_batches set status = 'posted' where status = 'verified'`.execute(t.db);
     await sql`delete from receiving_batches where status = 'voided' and manufacturer_id = ${partner}`.execute(t.db);
+    await sql`insert into pick_exceptions (kind, status, manufacturer_id, item_id, qty_short, short_reason)
+      select 'short_pick', (array['open', 'reviewed', 'superseded'])[1 + n % 3], ${partner}, (select id from items where manufacturer_id = ${partner} limit 1), 1, 'counted'
+      from generate_series(1, 30) n`.execute(t.db);
+    await sql`update pick_exceptions set status = 'reviewed' where status = 'open' and manufacturer_id = ${partner} and qty_short = 1`.execute(t.db);
+    await sql`delete from pick_exceptions where status = 'superseded' and manufacturer_id = ${partner}`.execute(t.db);
     await assertTotalsExact(t.db, [floor.partner, floor.otherPartner, partner]);
 
     assert.ok(await keysWithSeveralRows(t.db) > 0, 'changes appended rows');

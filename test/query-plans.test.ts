@@ -247,6 +247,31 @@ test('the location and cycle-count lists sum the stock and count the lines of th
   }
 });
 
+test('the exception list\'s total by partner and status is read from the kept counts (migration 0040), its rows joined for the page only', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
+  await sql`insert into pick_exceptions (kind, status, manufacturer_id, item_id, order_id, qty_short, short_reason, created_at)
+    select 'short_pick', case when n % 4 = 0 then 'open' else 'reviewed' end, o.manufacturer_id,
+      (select id from items where manufacturer_id = o.manufacturer_id limit 1), o.id, 1, 'plan', now() - n * interval '1 minute'
+    from (select id, manufacturer_id, row_number() over (order by order_number) as n from orders limit 2000) o`.execute(t.db);
+  await sql`analyze pick_exceptions`.execute(t.db);
+  for (const [url, where] of [
+    ['/api/v1/exceptions?per_page=5&page=7', sql`true`],
+    ['/api/v1/exceptions?status=open&per_page=5&page=7', sql`status = 'open'`],
+  ] as const) {
+    captured.length = 0;
+    const answer = await call(t.app, 'GET', url, { key: t.adminKey });
+    assert.equal(answer.status, 200, url);
+    const compiled = captured.map((node) => t.db.getExecutor().compileQuery(node, createQueryId()).sql);
+    assert.ok(compiled.some((q) => /\(select coalesce\(sum\(n\), 0\)::int from list_counts where list = 'exceptions'.*\) as "total_count"/.test(q)), compiled.join('\n'));
+    assert.ok(!compiled.some((q) => /count\(\*\)/.test(q)), compiled.join('\n'));
+    // The orders (and every other joined table) are read for the page's five exceptions, not the 30 the offset skips.
+    const node = captured[compiled.findIndex((q) => q.includes('"pick_exceptions"') && q.includes('"orders"'))]!;
+    const analyzed = await planOf(t.db, t.db.getExecutor().compileQuery(node, createQueryId()), { analyze: true });
+    assert.deepEqual(nodesOf(analyzed).filter((n) => n['Relation Name'] === 'orders').map((n) => n['Actual Loops']), [5], url);
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from pick_exceptions where ${where}`.execute(t.db);
+    assert.deepEqual([answer.body.meta.total_count, answer.body.data.length], [rows[0]!.n, 5], url);
+  }
+});
+
 test('the webhook delivery log\'s total by status is read from the kept counts (migration 0037), its page from the log\'s index', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
   // 20,000 deliveries over the last 20 days, 1% failed, as a subscription to every event leaves them; pages of 50.
   const { rows: [subscription] } = await sql<{ id: string }>`insert into webhook_subscriptions (url, event_kinds, secret_sealed, is_active)

@@ -8,7 +8,7 @@ import { inLiterals } from './literals.ts';
 import type { DB } from './schema.ts';
 
 export interface CountedList {
-  list: 'orders' | 'items' | 'movements' | 'events' | 'pick_batches' | 'deliveries' | 'receiving';
+  list: 'orders' | 'items' | 'movements' | 'events' | 'pick_batches' | 'deliveries' | 'receiving' | 'exceptions';
   /**
    * One partner's rows; all partners' when absent (events: the stream's key, `event_stream_key(tenant)`; deliveries:
    * the subscription).

@@ -309,7 +309,7 @@ export interface ItemStockStateTable {
 export interface ListCountsTable {
   flags: Generated<number>;
   folded: Generated<boolean>;
-  list: "orders" | "items" | "movements" | "items_moved" | "events" | "pick_batches" | "deliveries" | "receiving";
+  list: "orders" | "items" | "movements" | "items_moved" | "events" | "pick_batches" | "deliveries" | "receiving" | "exceptions";
   manufacturer_id: string;
   moved_on: Generated<string>;
   n: number;

@@ -1,6 +1,8 @@
 // The exceptions' SQL: one row shape for the three kinds (the other kinds' fields zero), filters, and the detail with
 // the exception's order block.
-import { sql, type Kysely } from 'kysely';
+import { sql, type AliasedSelectQueryBuilder, type Expression, type Kysely } from 'kysely';
+import { countedTotalExpression, totalOfPage } from '../../db/list-counts.ts';
+import { inLiterals } from '../../db/literals.ts';
 import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { notFound } from '../../domain/errors.ts';
@@ -14,9 +16,15 @@ const BLOCK_OF = sql<boolean>`k.id = (select k2.id from order_blocks k2
   where ${blockExceptionId('k2')} = e.id
   order by k2.created_at desc limit 1)`;
 
-function exceptionRows(db: Kysely<DB>) {
+/**
+ * The exceptions with what the row shows, joined. A list's page (its chosen ids) is joined first: with more tables
+ * than PostgreSQL orders freely (join_collapse_limit, 8), a join written last is made last, after every exception
+ * had been joined to everything else.
+ */
+function exceptionRows(db: Kysely<DB>, page?: AliasedSelectQueryBuilder<{ page_id: string }, 'p'>) {
   return db
     .selectFrom('pick_exceptions as e')
+    .$if(page !== undefined, (query) => query.innerJoin(page!, 'p.page_id', 'e.id'))
     .innerJoin('items as i', 'i.id', 'e.item_id')
     .leftJoin('items as ai', 'ai.id', 'e.actual_item_id')
     .leftJoin('orders as o', 'o.id', 'e.order_id')
@@ -80,21 +88,33 @@ export interface ExceptionFilter {
   item?: string;
 }
 
+/**
+ * The page's exceptions are chosen, and counted, on the exceptions alone (the block only when the filter asks about
+ * it); their items, order, batch, block and people are joined to the page's rows only. Joined before the page, every
+ * row an OFFSET skipped was joined too, and the count joined them all (10,000 exceptions: page 50 took 3.7 s).
+ */
 export async function listExceptions(db: Kysely<DB>, actor: Actor, filter: ExceptionFilter, page: Page) {
-  let query = inPartnerScope(exceptionRows(db), actor, 'e.manufacturer_id');
-  if (filter.kind) query = query.where('e.kind', '=', filter.kind);
-  if (filter.status) query = query.where('e.status', '=', filter.status);
-  if (filter.order) query = query.where('e.order_id', '=', filter.order);
-  if (filter.item) query = query.where('e.item_id', '=', filter.item);
+  let chosen = inPartnerScope(db.selectFrom('pick_exceptions as e'), actor, 'e.manufacturer_id');
+  // Kind and status as literals (closed sets, db/literals.ts): with them as parameters PostgreSQL planned the
+  // statement anew on every request (8.7 ms of planning for 6.4 of execution, `status=open`).
+  if (filter.kind) chosen = chosen.where(inLiterals('e.kind', [filter.kind]));
+  if (filter.status) chosen = chosen.where(inLiterals('e.status', [filter.status]));
+  if (filter.order) chosen = chosen.where('e.order_id', '=', filter.order);
+  if (filter.item) chosen = chosen.where('e.item_id', '=', filter.item);
   if (filter.awaitingSupplyPartner !== undefined) {
     const awaiting = sql<boolean>`coalesce(k.status = 'open' and k.awaiting_supply_partner_at is not null, false)`;
-    query = query.where(filter.awaitingSupplyPartner ? awaiting : sql<boolean>`not ${awaiting}`);
+    chosen = chosen.leftJoin('order_blocks as k', (join) => join.on(BLOCK_OF))
+      .where(filter.awaitingSupplyPartner ? awaiting : sql<boolean>`not ${awaiting}`);
   }
-  const [rows, total] = await Promise.all([
-    query.orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').$call(onePage(page)).execute(),
-    query.clearSelect().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows: rows.map(serializeException), total: Number(total.n) };
+  // By partner and status the total is kept (migration 0040); a choice by kind, order, item or block is counted.
+  const counted = filter.kind || filter.order || filter.item || filter.awaitingSupplyPartner !== undefined;
+  const total: Expression<number> = counted
+    ? chosen.select(sql<number>`count(*)::int`.as('n')).$asScalar()
+    : countedTotalExpression({ list: 'exceptions', manufacturerId: actor.manufacturerId ?? undefined, statuses: filter.status ? [filter.status] : [] });
+  const pageIds = chosen.select('e.id as page_id').orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').$call(onePage(page)).as('p');
+  const rows = await exceptionRows(db, pageIds).select(sql<number>`${total}`.as('total_count'))
+    .orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').execute();
+  return { rows: rows.map(serializeException), total: await totalOfPage(db, rows, page, total) };
 }
 
 /** One exception of the kind with its order block (whose exception summary is null here, as the spec says). */
