@@ -1,5 +1,6 @@
 // Order entry on the bench data set: request bodies of 10-line orders, each over items no other body names, so that
-// repeated entry never runs an item out of available stock (which would answer 422 negative_stock).
+// repeated entry never runs an item out of available stock (which would answer 422 negative_stock), and none with an
+// open pick exception.
 import { sql } from 'kysely';
 import { connectPostgres } from '../src/db/connect.ts';
 
@@ -11,6 +12,8 @@ export async function orderBodies(url: string, count: number): Promise<string[]>
   try {
     const { rows: items } = await sql<{ id: string; manufacturer_id: string }>`
       select id, manufacturer_id from items where status = 'active' and qty_available >= 100
+        -- An item with an open pick exception takes new warehouse lines only when acknowledged (422 exception_blocked).
+        and not exists (select 1 from pick_exceptions e where e.item_id = items.id and e.status = 'open')
       order by manufacturer_id, md5(id::text)`.execute(database.db);
     const { rows: customers } = await sql<{ id: string }>`select id from customers order by account_number`.execute(database.db);
     const byPartner = new Map<string, string[]>();

@@ -201,6 +201,12 @@ function officeLists(base: string, logSubscription: string | null): Endpoint[] {
     list('GET /pick-batches', '/api/v1/pick-batches'),
     list('GET /receiving', '/api/v1/receiving'),
     list('GET /receiving page=100', '/api/v1/receiving?page=100'),
+    list('GET /exceptions', '/api/v1/exceptions'),
+    list('GET /exceptions status=open', '/api/v1/exceptions?status=open'),
+    list('GET /exceptions page=50', '/api/v1/exceptions?page=50'),
+    list('GET /locations', '/api/v1/locations?per_page=50'),
+    list('GET /locations page=5', '/api/v1/locations?per_page=50&page=5'),
+    list('GET /customers q=', '/api/v1/customers?q=ab'),
     ...(logSubscription ? [
       list('GET /webhooks/{id}/deliveries', `/api/v1/webhooks/${logSubscription}/deliveries`),
       list('GET /webhooks/{id}/deliveries status=dead', `/api/v1/webhooks/${logSubscription}/deliveries?status=dead`),
