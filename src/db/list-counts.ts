@@ -1,8 +1,9 @@
-// Totals of the order, item, pick-batch and receiving lists, the movement ledger, the event poll and the webhook
-// delivery log from the counts the database maintains (migrations 0017-0019, 0026, 0032, 0034, 0037, 0038), and the
+// Totals of the order, item, pick-batch, receiving and exception lists, the movement ledger, the event poll and the
+// webhook delivery log from the counts the database maintains (migrations 0017-0019, 0026, 0032, 0034, 0037, 0038,
+// 0040), the count of a list whose total is not kept, and the
 // fold that keeps them a row per key. A total is the sum of its key's rows, read in the caller's snapshot: as exact as
 // count(*).
-import { sql, type Expression, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type Expression, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { ADVISORY_LOCKS } from './advisory-locks.ts';
 import { inLiterals } from './literals.ts';
 import type { DB } from './schema.ts';
@@ -58,6 +59,14 @@ export function itemsNotMovedTotalExpression(key: { manufacturerId?: string; sta
         where ${inLiterals('s.status', key.statuses)} ${partner('s.manufacturer_id')}
           and s.date_last_movement >= f.at and s.date_last_movement < (f.day + 1)::timestamp at time zone 'UTC')
     )::int)`;
+}
+
+/**
+ * The rows a list's filtered query selects, counted: the total of a list (or a filter) whose count is not kept, as a
+ * scalar subquery for the page's statement to carry.
+ */
+export function rowCount<D, TB extends keyof D>(query: SelectQueryBuilder<D, TB, object>): Expression<number> {
+  return sql<number>`${query.select(sql<number>`count(*)::int`.as('count'))}`;
 }
 
 /** A total expression read on its own (a page past the last has no row to carry it). */

@@ -67,14 +67,15 @@ async function analyzeLedgerWhenDue(tx: Kysely<DB>): Promise<boolean> {
 
 /**
  * One step of the maintenance in a transaction of its own, skipped while another instance holds the maintenance lock.
- * Attaching and dropping a month lock its table briefly; behind a long transaction the step gives up after 5 s.
+ * Attaching and dropping a month lock its table briefly; behind a long transaction the step gives up after 5 s. It
+ * answers what the work returned, or undefined when skipped.
  */
-async function step(db: Kysely<DB>, work: (tx: Transaction<DB>) => Promise<void>): Promise<void> {
-  await db.transaction().execute(async (tx) => {
+async function step<T>(db: Kysely<DB>, work: (tx: Transaction<DB>) => Promise<T>): Promise<T | undefined> {
+  return db.transaction().execute(async (tx) => {
     const { rows: [lock] } = await sql<{ got: boolean }>`select pg_try_advisory_xact_lock(${ADVISORY_LOCKS.partitions}) as got`.execute(tx);
-    if (!lock!.got) return;
+    if (!lock!.got) return undefined;
     await sql`set local lock_timeout = '5s'`.execute(tx);
-    await work(tx);
+    return work(tx);
   });
 }
 
@@ -119,10 +120,10 @@ async function dropDeliveryMonths(db: Kysely<DB>, days: number, result: Maintena
   for (const month of await months(db, 'webhook_deliveries')) {
     if (!olderThan(month, days)) continue;
     const partition = sql.table(month.name);
-    let emptied = false;
-    await step(db, async (tx) => {
+    // Whether the month's deliveries went (false: one is pending; undefined: another instance holds the step).
+    const emptied = await step(db, async (tx) => {
       const { rows: [pending] } = await sql<{ any: boolean }>`select exists (select 1 from ${partition} where status = 'pending') as any`.execute(tx);
-      if (pending!.any) return;
+      if (pending!.any) return false;
       // Deleted through the table before the month is dropped (a drop deletes no row): the delete is what the log's
       // kept totals count (migration 0037), and its row locks order it against a prune or a retry of the same
       // deliveries at the same moment, so none is counted out twice. A delivery put back to pending meanwhile stays,
@@ -131,7 +132,7 @@ async function dropDeliveryMonths(db: Kysely<DB>, days: number, result: Maintena
           delete from webhook_deliveries where created_at >= ${month.start} and created_at < ${month.end} and status <> 'pending' returning id
         )
         delete from webhook_delivery_attempts where delivery_id in (select id from gone)`.execute(tx);
-      emptied = true;
+      return true;
     });
     if (!emptied) continue;
     // The drop is a transaction of its own. Dropping a partition locks the whole table first; in the delete's

@@ -1,7 +1,7 @@
 // The customer list and the lookups of a customer's drop-ship locations and third-party payers.
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { containsPattern } from '../../db/like.ts';
-import { totalOfPage } from '../../db/list-counts.ts';
+import { rowCount, totalOfPage } from '../../db/list-counts.ts';
 import type { DB } from '../../db/schema.ts';
 import { onePage, type Page } from '../../http/pagination.ts';
 import type { CUSTOMER_STATUSES } from './schemas.ts';
@@ -34,7 +34,7 @@ function filteredCustomers(db: Kysely<DB>, filter: CustomerFilter) {
  */
 export async function listCustomers(db: Kysely<DB>, filter: CustomerFilter, page: Page) {
   const searching = Boolean(filter.q?.trim());
-  const total = filteredCustomers(db, filter).select(sql<number>`count(*)::int`.as('count')).$asScalar();
+  const total = rowCount(filteredCustomers(db, filter));
   const rows = await filteredCustomers(db, filter)
     .selectAll()
     .select(searching ? sql<number>`(count(*) over ())::int`.as('total_count') : sql<number>`${total}`.as('total_count'))

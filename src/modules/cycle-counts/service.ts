@@ -4,7 +4,7 @@
 //   draft | in_progress --cancel--> cancelled
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { CycleCountStatus } from '../../db/column-types.ts';
-import { totalOfPage } from '../../db/list-counts.ts';
+import { rowCount, totalOfPage } from '../../db/list-counts.ts';
 import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { emit } from '../../domain/events.ts';
@@ -59,7 +59,7 @@ async function batchWithLines(db: Executor, id: string) {
 export async function listCycleCounts(db: Kysely<DB>, filter: { status?: CycleCountStatus[] }, page: Page) {
   let query = db.selectFrom('cycle_count_batches as b');
   if (filter.status?.length) query = query.where('b.status', 'in', filter.status);
-  const total = query.select(sql<number>`count(*)::int`.as('count')).$asScalar();
+  const total = rowCount(query);
   const pageIds = query.select('b.id as page_id').orderBy('b.created_at', 'desc').orderBy('b.id').$call(onePage(page)).as('p');
   const rows = await batches(db).innerJoin(pageIds, 'p.page_id', 'b.id').select(sql<number>`${total}`.as('total_count'))
     .orderBy('b.created_at', 'desc').orderBy('b.id').execute();

@@ -1,7 +1,7 @@
 // The exceptions' SQL: one row shape for the three kinds (the other kinds' fields zero), filters, and the detail with
 // the exception's order block.
 import { sql, type AliasedSelectQueryBuilder, type Expression, type Kysely } from 'kysely';
-import { countedTotalExpression, totalOfPage } from '../../db/list-counts.ts';
+import { countedTotalExpression, rowCount, totalOfPage } from '../../db/list-counts.ts';
 import { inLiterals } from '../../db/literals.ts';
 import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
@@ -109,7 +109,7 @@ export async function listExceptions(db: Kysely<DB>, actor: Actor, filter: Excep
   // By partner and status the total is kept (migration 0040); a choice by kind, order, item or block is counted.
   const counted = filter.kind || filter.order || filter.item || filter.awaitingSupplyPartner !== undefined;
   const total: Expression<number> = counted
-    ? chosen.select(sql<number>`count(*)::int`.as('n')).$asScalar()
+    ? rowCount(chosen)
     : countedTotalExpression({ list: 'exceptions', manufacturerId: actor.manufacturerId ?? undefined, statuses: filter.status ? [filter.status] : [] });
   const pageIds = chosen.select('e.id as page_id').orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').$call(onePage(page)).as('p');
   const rows = await exceptionRows(db, pageIds).select(sql<number>`${total}`.as('total_count'))

@@ -1,6 +1,6 @@
 // Inventory adjustments and the two ledgers (every movement; adjustments and count corrections only).
 import { sql, type Expression, type Kysely } from 'kysely';
-import { countedTotalExpression, totalOfPage } from '../../db/list-counts.ts';
+import { countedTotalExpression, rowCount, totalOfPage } from '../../db/list-counts.ts';
 import type { MovementType } from '../../db/column-types.ts';
 import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
@@ -75,7 +75,7 @@ function ledgerRows<QB extends { where: (...args: any[]) => any }>(query: QB, ac
 export async function listMovements(db: Kysely<DB>, actor: Actor, filter: LedgerFilter, page: Page, types?: readonly MovementType[]) {
   const query = () => ledgerRows(db.selectFrom('inventory_movements as mv'), actor, filter, types);
   const total: Expression<number> = filter.item || filter.from || filter.to
-    ? query().select(sql<number>`count(*)::int`.as('count')).$asScalar()
+    ? rowCount(query())
     : ledgerTotal(actor.manufacturerId ?? filter.manufacturer, types, filter.movement_type);
   const pageRows = await query().select(['mv.id', 'mv.performed_at', sql<number>`${total}`.as('total_count')])
     .orderBy('mv.seq', 'desc').$call(onePage(page)).execute();

@@ -1,7 +1,7 @@
 // Warehouse locations (global, not partner data) and moving stock between them.
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { containsPattern } from '../../db/like.ts';
-import { totalOfPage } from '../../db/list-counts.ts';
+import { rowCount, totalOfPage } from '../../db/list-counts.ts';
 import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import { recordHistory } from '../../domain/history.ts';
@@ -60,7 +60,7 @@ export async function listLocations(db: Kysely<DB>, actor: Actor, filter: Locati
   if (filter.location_type?.length) query = query.where('l.location_type', 'in', filter.location_type);
   if (filter.is_active !== undefined) query = query.where('l.is_active', '=', filter.is_active);
   if (filter.q) query = query.where('l.location_code', 'like', containsPattern(filter.q.toUpperCase()));
-  const total = query.select(sql<number>`count(*)::int`.as('count')).$asScalar();
+  const total = rowCount(query);
   const pageIds = query.select('l.id as page_id').orderBy('l.location_code').$call(onePage(page)).as('p');
   const partner = actor.manufacturerId;
   // One pass over each page location's bins gives both figures.

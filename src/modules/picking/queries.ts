@@ -2,7 +2,7 @@
 // takes (the order row first, then the batch row: one order for all, so no two actions can deadlock).
 import { sql, type Expression, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
 import type { DB, ItemsTable, LocationsTable, OrderLinesTable, PickBatchesTable, PickBatchLinesTable, PickBatchParcelsTable } from '../../db/schema.ts';
-import { countedTotalExpression, totalOfPage } from '../../db/list-counts.ts';
+import { countedTotalExpression, rowCount, totalOfPage } from '../../db/list-counts.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { notFound } from '../../domain/errors.ts';
 import { onePage, type Page } from '../../http/pagination.ts';
@@ -105,7 +105,7 @@ export async function listSessions(db: Kysely<DB>, actor: Actor, filter: BatchFi
   if (filter.manufacturer) query = query.where('b.manufacturer_id', '=', filter.manufacturer);
   const otherPartner = actor.manufacturerId && filter.manufacturer && filter.manufacturer !== actor.manufacturerId;
   const total: Expression<number> = filter.order || otherPartner
-    ? query.select(sql<number>`count(*)::int`.as('count')).$asScalar()
+    ? rowCount(query)
     : countedTotalExpression({ list: 'pick_batches', manufacturerId: actor.manufacturerId ?? filter.manufacturer, statuses: filter.status ? [filter.status] : [] });
   const ids = await query.select(['b.id', sql<number>`${total}`.as('total_count')])
     .orderBy('b.created_at', 'desc').orderBy('b.id', 'desc').$call(onePage(page)).execute();

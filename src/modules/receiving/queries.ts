@@ -1,6 +1,6 @@
 // Reading receiving batches: one batch with its lines, and the list. Partner scope is part of every query.
 import { sql, type Expression, type Kysely, type Transaction } from 'kysely';
-import { countedTotalExpression, totalOfPage } from '../../db/list-counts.ts';
+import { countedTotalExpression, rowCount, totalOfPage } from '../../db/list-counts.ts';
 import type { ReceivingBatchStatus } from '../../db/column-types.ts';
 import type { DB } from '../../db/schema.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
@@ -63,7 +63,7 @@ export async function listBatches(db: Kysely<DB>, actor: Actor, filter: BatchFil
   if (filter.from) query = query.where('b.received_date', '>=', filter.from);
   if (filter.to) query = query.where('b.received_date', '<=', filter.to);
   const total: Expression<number> = filter.from || filter.to
-    ? query.select(sql<number>`count(*)::int`.as('count')).$asScalar()
+    ? rowCount(query)
     : countedTotalExpression({ list: 'receiving', manufacturerId: actor.manufacturerId ?? filter.manufacturer, statuses: filter.status ?? [] });
   const pageIds = query.select('b.id as page_id')
     .orderBy('b.received_date', 'desc').orderBy('b.created_at', 'desc').orderBy('b.id').$call(onePage(page)).as('p');
