@@ -100,7 +100,13 @@ describe('entering an order', () => {
     const stored = await t.db.selectFrom('order_lines').select(['item_id', 'qty_committed', 'price_override']).where('order_id', '=', order.id).orderBy('line_number').execute();
     assert.deepEqual(stored.map((l) => [l.qty_committed, l.price_override]), [[3, true], [2, false]]);
     assert.deepEqual((await historyOf(order.id)).map((h) => h.action), ['created', 'priority_changed']);
-    assert.deepEqual((await eventsOf(order.id)).map((e) => e.kind), ['order.created']);
+    const events = await eventsOf(order.id);
+    assert.deepEqual(events.map((e) => e.kind), ['order.created']);
+    // The number the entry took before writing the order (its event carries it) is the one stored.
+    const storedOrder = await orderRow(order.id);
+    assert.equal((events[0]!.data as { order_number: number }).order_number, storedOrder.order_number);
+    assert.equal(Number(storedOrder.total_extended_price), 53.97 + 20);
+    assert.equal(storedOrder.line_count, 2);
   });
 
   test('the create response\'s lines are partial: no direct_* or item_qty_* keys, even on a direct line', async () => {

@@ -158,28 +158,34 @@ export async function releaseLines(tx: Transaction<DB>, lineIds: string[]): Prom
   }
 }
 
-/** line_count, total_weight (null when no line has a weight) and total_extended_price of the order from `lines`. */
-const setTotals = (orderId: string, lines: RawBuilder<unknown>) => sql`update orders o set
-    line_count = t.line_count, total_weight = t.total_weight, total_extended_price = t.total_extended_price, updated_at = now()
-  from (select count(*)::int as line_count, sum(l.qty_ordered * l.unit_weight) as total_weight,
-               coalesce(sum(l.extended_price), 0) as total_extended_price
-          from ${lines}) t
-  where o.id = ${orderId}`;
+/**
+ * line_count, total_weight (null when no line has a weight) and total_extended_price of an order from `lines` (a FROM
+ * item naming its lines `l`), as the values of the order's row: the same in an update and in the insert of order entry.
+ */
+const totalsOf = (lines: RawBuilder<unknown>) => ({
+  line_count: sql<number>`(select count(*)::int from ${lines})`,
+  total_weight: sql<string | null>`(select sum(l.qty_ordered * l.unit_weight) from ${lines})`,
+  total_extended_price: sql<string>`(select coalesce(sum(l.extended_price), 0) from ${lines})`,
+});
 
 /** The order's totals from its lines. */
 export async function refreshTotals(tx: Transaction<DB>, orderId: string): Promise<void> {
-  await setTotals(orderId, sql`order_lines l where l.order_id = ${orderId}`).execute(tx);
+  await tx.updateTable('orders').set({ ...totalsOf(sql`order_lines l where l.order_id = ${orderId}`), updated_at: sql`now()` })
+    .where('id', '=', orderId).execute();
 }
 
 /**
- * The WITH clauses that insert an order's first lines and set its totals from them (order entry: the order has no
- * other lines), for a statement that writes the rest of the entry too (recordAndEmitAnswering's `writes`), and the
- * select that answers with the lines as inserted (its `answer`).
+ * The WITH clauses of order entry that insert the lines and the order with its totals from them, for a statement that
+ * writes the rest of the entry too (recordAndEmitAnswering's `writes`), and the select that answers with the lines as
+ * inserted (its `answer`). The order is inserted whole, after its lines in the same statement (their foreign key is
+ * checked at its end): an update of the new row for its totals rewrote it with all of its 15 indexes, three of them
+ * trigram indexes, and counted it again in list_counts.
  */
-export function insertLinesWithTotals(tx: Transaction<DB>, orderId: string, lines: InsertObject<DB, 'order_lines'>[]) {
-  const inserted = tx.insertInto('order_lines').values(lines).returningAll();
+export function insertOrderWithLines(tx: Transaction<DB>, order: InsertObject<DB, 'orders'>, lines: InsertObject<DB, 'order_lines'>[]) {
+  const insertedLines = tx.insertInto('order_lines').values(lines);
+  const insertedOrder = tx.insertInto('orders').values({ ...order, ...totalsOf(sql`entered_lines l`) });
   return {
-    writes: sql`entered_lines as (${inserted}), entered_totals as (${setTotals(orderId, sql`entered_lines l`)})`,
+    writes: sql`entered_lines as (${insertedLines.returningAll()}), entered_order as (${insertedOrder})`,
     answer: sql<LineRow>`select * from entered_lines order by line_number`,
   };
 }

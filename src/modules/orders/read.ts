@@ -13,8 +13,11 @@ import { serializeLine, serializeOrder, type OrderRow, type serializeCreatedLine
 type Executor = Kysely<DB> | Transaction<DB>;
 type Include = (typeof INCLUDES)[number];
 
+/** What an order's events and its priority's audit record are made from. */
+export type EventOrder = Pick<OrderRow, 'id' | 'order_number' | 'status' | 'priority' | 'manufacturer_id' | 'customer_id' | 'release_number' | 'original_release_number'>;
+
 /** What partners and integrators learn of an order with each of its events. */
-export function orderEvent(order: OrderRow) {
+export function orderEvent(order: EventOrder) {
   return {
     order_id: order.id,
     order_number: order.order_number,

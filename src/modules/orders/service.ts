@@ -1,5 +1,6 @@
 // Orders: entry with all lines in one transaction, header changes with the carrier's rules, the status transitions
 // (release with gap-free numbers, cancel, bill, close), priority, LTL freight, and adding and deleting lines.
+import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type { OrderStatus, Priority } from '../../db/column-types.ts';
 import type { DB, OrdersTable } from '../../db/schema.ts';
@@ -8,10 +9,10 @@ import { emit, recordAndEmit, recordAndEmitAnswering } from '../../domain/events
 import { recordHistories, recordHistory, type HistoryEntry } from '../../domain/history.ts';
 import { forbidden, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
 import type { Actor } from '../../http/auth.ts';
-import { insertLinesWithTotals, prepareLines, refreshTotals, releaseLines, type LineRequest } from './lines.ts';
+import { insertOrderWithLines, prepareLines, refreshTotals, releaseLines, type LineRequest } from './lines.ts';
 import { followDirectShipments } from './direct-ship.ts';
 import { lockOrder, orderWithJoins } from './queries.ts';
-import { orderEvent, readOrder, type CreatedOrderResponse, type OrderResponse } from './read.ts';
+import { orderEvent, readOrder, type CreatedOrderResponse, type EventOrder, type OrderResponse } from './read.ts';
 import { serializeCreatedLine, serializeOrder, type OrderRow } from './serialize.ts';
 
 /** Statuses whose header may change: before the order ships. */
@@ -106,13 +107,13 @@ export interface NewOrder extends HeaderInput {
 }
 
 /** The audit record every priority setting gets, the default one at entry included. */
-const priorityEntry = (order: OrderRow, priority: Priority): HistoryEntry => ({
+const priorityEntry = (order: EventOrder, priority: Priority): HistoryEntry => ({
   entityType: 'order', entityId: order.id, action: 'priority_changed', manufacturerId: order.manufacturer_id,
   before: { priority: order.priority }, after: { priority },
 });
 
 /** A priority other than the order's: the change and its event. */
-async function changePriorityOf(tx: Transaction<DB>, actor: Actor, order: OrderRow, priority: Priority): Promise<void> {
+async function changePriorityOf(tx: Transaction<DB>, actor: Actor, order: EventOrder, priority: Priority): Promise<void> {
   if (priority === order.priority) return;
   await tx.updateTable('orders').set({ priority, updated_by: actor.userId, updated_at: new Date() }).where('id', '=', order.id).execute();
   await emit(tx, 'order.priority_changed', { ...orderEvent(order), priority, previous_priority: order.priority }, order.manufacturer_id);
@@ -127,10 +128,12 @@ async function setPriority(tx: Transaction<DB>, actor: Actor, order: OrderRow, p
 export async function createOrder(db: Kysely<DB>, actor: Actor, input: NewOrder): Promise<CreatedOrderResponse> {
   if (actor.manufacturerId && actor.manufacturerId !== input.manufacturer_id) throw forbidden('a partner-scoped key enters orders only for its own supply partner');
   return inTransaction(db, async (tx) => {
-    // The customer with the partner's id, in one read; without a customer, the partner is looked for on its own, so
-    // that a missing partner is still the error named first.
+    // The customer with the partner's id and the order's number, in one read; without a customer, the partner is looked
+    // for on its own, so that a missing partner is still the error named first. The number is taken before the order
+    // is written with its lines, because the entry's event carries it.
     const customer = await tx.selectFrom('customers').selectAll()
       .select((eb) => eb.selectFrom('manufacturers').select('id').where('id', '=', input.manufacturer_id).$asScalar().as('partner_id'))
+      .select(sql<number>`nextval('order_number_seq')`.as('order_number'))
       .where('id', '=', input.customer_id).executeTakeFirst();
     const partnerFound = customer ? customer.partner_id !== null
       : await tx.selectFrom('manufacturers').select('id').where('id', '=', input.manufacturer_id).executeTakeFirst() !== undefined;
@@ -145,29 +148,30 @@ export async function createOrder(db: Kysely<DB>, actor: Actor, input: NewOrder)
       Object.assign(header, await payerSnapshot(tx, customer.id, header.third_party_payer_id));
     }
     await applyCarrierRules(tx, header, true);
-    const order = await tx
-      .insertInto('orders')
-      .values({
-        ...header,
-        ...(await shipToSnapshot(tx, customer, input.drop_ship_location_id ?? null)),
-        manufacturer_id: input.manufacturer_id,
-        customer_id: customer.id,
-        drop_ship_location_id: input.drop_ship_location_id ?? null,
-        ...(input.order_date ? { order_date: input.order_date } : {}),
-        created_by: actor.userId,
-        updated_by: null,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-
-    const lines = await prepareLines(tx, order, input.lines.map((line, index) => ({ line, index, lineNumber: index + 1 })));
-    // The lines, the order's totals, the entry's and the priority's audit records and the event: one statement, which
+    const shipTo = await shipToSnapshot(tx, customer, input.drop_ship_location_id ?? null);
+    // What the entry's records say of the order; its priority is set after entry, as every later change of it is.
+    const order: EventOrder = {
+      id: randomUUID(), order_number: customer.order_number, status: 'entered', priority: 'normal', manufacturer_id: input.manufacturer_id,
+      customer_id: customer.id, release_number: null, original_release_number: null,
+    };
+    const lines = await prepareLines(tx, { ...order, line_count: 0 }, input.lines.map((line, index) => ({ line, index, lineNumber: index + 1 })));
+    // The order, its lines and totals, the entry's and the priority's audit records and the event: one statement, which
     // answers with the lines as inserted (the answer's lines, without a read of their own).
-    const priority = input.priority ?? 'normal';
     const entered = await recordAndEmitAnswering(tx, actor,
       { entityType: 'order', entityId: order.id, action: 'created', manufacturerId: order.manufacturer_id, after: { order_number: order.order_number, lines: input.lines.length } },
-      'order.created', orderEvent(order), { after: [priorityEntry(order, priority)], ...insertLinesWithTotals(tx, order.id, lines) });
-    await changePriorityOf(tx, actor, order, priority);
+      'order.created', orderEvent(order), {
+        after: [priorityEntry(order, input.priority ?? order.priority)],
+        ...insertOrderWithLines(tx, {
+          ...header,
+          ...shipTo,
+          ...order,
+          drop_ship_location_id: input.drop_ship_location_id ?? null,
+          ...(input.order_date ? { order_date: input.order_date } : {}),
+          created_by: actor.userId,
+          updated_by: null,
+        }, lines),
+      });
+    await changePriorityOf(tx, actor, order, input.priority ?? order.priority);
     return { order: serializeOrder(await orderWithJoins(tx, actor, order.id), 'detail'), lines: entered.map(serializeCreatedLine) };
   });
 }
