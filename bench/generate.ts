@@ -272,7 +272,17 @@ const STEPS: (Step | Lanes)[] = [
      from (select id, manufacturer_id, order_id, created_at, row_number() over (order by created_at) n from pick_batches) b
      join (select distinct on (pick_batch_id) id, pick_batch_id, item_id, order_line_id from pick_batch_lines order by pick_batch_id, id) l
        on l.pick_batch_id = b.id
-     where b.n % 17 = 0`],
+     where b.n % 17 = 0`,
+    // Each exception's order block, made with it: open with the open ones (one in four of them waiting for the supply
+    // partner), resolved with the reviewed ones.
+    `insert into order_blocks (order_id, kind, status, short_pick_exception_id, awaiting_supply_partner_at, awaiting_supply_partner_note,
+       resolution_disposition, resolved_at, created_at, updated_at)
+     select e.order_id, e.kind, case when e.status = 'open' then 'open' else 'resolved' end, e.id,
+       case when e.status = 'open' and e.n % 4 = 0 then e.created_at end,
+       case when e.status = 'open' and e.n % 4 = 0 then 'asked the partner for a credit' end,
+       case when e.status = 'open' then null else 'backorder' end, case when e.status = 'open' then null else e.created_at end,
+       e.created_at, e.created_at
+     from (select *, row_number() over (partition by status order by created_at) n from pick_exceptions) e`],
   // Receipts, nearly all posted, the newest few drafts: the receiving list reads them.
   ['receiving', ...withoutIndexes('receiving_batches', `insert into receiving_batches (manufacturer_id, batch_number, status,
        received_date, posted_date, created_at, updated_at)
@@ -339,7 +349,7 @@ const STEPS: (Step | Lanes)[] = [
      select 'deliveries', subscription_id, status, count(*) from webhook_deliveries group by 2, 3`],
   ]] },
   // VACUUM as well as ANALYZE: freshly loaded pages have no visibility map, which would slow the first reads.
-  ['vacuum analyze', `vacuum (analyze) manufacturers, locations, items, item_stock_state, item_aliases, item_number_suffixes, item_locations, inventory_movements, customers, orders, order_lines, pick_batches, pick_batch_lines, pick_exceptions, receiving_batches, receiving_lines, webhook_deliveries`],
+  ['vacuum analyze', `vacuum (analyze) manufacturers, locations, items, item_stock_state, item_aliases, item_number_suffixes, item_locations, inventory_movements, customers, orders, order_lines, pick_batches, pick_batch_lines, pick_exceptions, order_blocks, receiving_batches, receiving_lines, webhook_deliveries`],
   ['drop plan tables', `do $$ declare r record; begin
      for r in select tablename from pg_tables where schemaname = 'public' and tablename like 'bench\\_%' loop
        execute format('drop table %I', r.tablename); end loop; end $$`],

@@ -178,5 +178,6 @@ export function pagedReads(partner: string, customer: string): string[] {
     '/api/v1/orders?from=2026-01-01&to=2026-01-31', '/api/v1/orders?aged_hours=48', '/api/v1/orders?q=100123',
     '/api/v1/pick-batches', '/api/v1/pick-batches?status=shipped', `/api/v1/pick-batches?manufacturer=${partner}`,
     '/api/v1/pick-batches?status=in_progress', '/api/v1/locations', '/api/v1/locations?page=5',
+    '/api/v1/exceptions', '/api/v1/exceptions?awaiting_supply_partner=0', '/api/v1/exceptions?awaiting_supply_partner=1',
   ];
 }

@@ -204,6 +204,7 @@ function officeLists(base: string, logSubscription: string | null): Endpoint[] {
     list('GET /exceptions', '/api/v1/exceptions'),
     list('GET /exceptions status=open', '/api/v1/exceptions?status=open'),
     list('GET /exceptions page=50', '/api/v1/exceptions?page=50'),
+    list('GET /exceptions awaiting_supply_partner=0', '/api/v1/exceptions?awaiting_supply_partner=0'),
     list('GET /locations', '/api/v1/locations?per_page=50'),
     list('GET /locations page=5', '/api/v1/locations?per_page=50&page=5'),
     list('GET /customers q=', '/api/v1/customers?q=ab'),

@@ -115,6 +115,15 @@ describe('the office\'s actions', () => {
     const paged = await Promise.all([1, 2, 3].map((n) => get(`/exceptions?order=${orderId}&awaiting_supply_partner=0&per_page=1&page=${n}`)));
     assert.deepEqual(paged.map((p) => [p.body.data.length, p.body.meta.total_count]), [[1, 2], [1, 2], [0, 2]]);
     assert.notEqual(paged[0]!.body.data[0].id, paged[1]!.body.data[0].id);
+    // Over every exception (the kept total less the ones waiting; its pages past the last too) and by status.
+    const stored = (await t.db.selectFrom('pick_exceptions').select(['id', 'status']).execute());
+    const others = stored.filter((row) => row.id !== ids.quality);
+    const totals = await Promise.all(['', '&page=9', '&status=open', '&status=reviewed'].map((query) => get(`/exceptions?awaiting_supply_partner=0${query}`)));
+    assert.deepEqual(totals.map((p) => p.body.meta.total_count),
+      [others.length, others.length, others.filter((row) => row.status === 'open').length, others.filter((row) => row.status === 'reviewed').length]);
+    assert.deepEqual(totals[0]!.body.data.map((r: { id: string }) => r.id).sort(), others.map((row) => row.id).sort());
+    const waiting = await get('/exceptions?awaiting_supply_partner=1&status=open');
+    assert.deepEqual([waiting.body.meta.total_count, waiting.body.data.map((r: { id: string }) => r.id)], [1, [ids.quality]]);
     // The note is optional, and so is the body: marking again without one keeps the exception open and marked.
     const again = await ok(post(floor, `/exceptions/quality/${ids.quality}/await-supply-partner`));
     assert.deepEqual([again.status, again.awaiting_supply_partner], ['open', true]);

@@ -247,12 +247,25 @@ test('the location and cycle-count lists sum the stock and count the lines of th
   }
 });
 
+/** 2,000 exceptions, a quarter open, each with its order block; one open block in ten waits for the supply partner. */
+let exceptionsLoaded: Promise<void> | undefined;
+function loadExceptions(): Promise<void> {
+  exceptionsLoaded ??= (async () => {
+    await sql`insert into pick_exceptions (kind, status, manufacturer_id, item_id, order_id, qty_short, short_reason, created_at)
+      select 'short_pick', case when n % 4 = 0 then 'open' else 'reviewed' end, o.manufacturer_id,
+        (select id from items where manufacturer_id = o.manufacturer_id limit 1), o.id, 1, 'plan', now() - n * interval '1 minute'
+      from (select id, manufacturer_id, row_number() over (order by order_number) as n from orders limit 2000) o`.execute(t.db);
+    await sql`insert into order_blocks (order_id, kind, status, short_pick_exception_id, awaiting_supply_partner_at)
+      select e.order_id, e.kind, case when e.status = 'open' then 'open' else 'resolved' end, e.id,
+        case when e.status = 'open' and e.n % 10 = 0 then now() end
+      from (select *, row_number() over (partition by status order by created_at) as n from pick_exceptions) e`.execute(t.db);
+    await sql`analyze pick_exceptions, order_blocks`.execute(t.db);
+  })();
+  return exceptionsLoaded;
+}
+
 test('the exception list\'s total by partner and status is read from the kept counts (migration 0040), its rows joined for the page only', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
-  await sql`insert into pick_exceptions (kind, status, manufacturer_id, item_id, order_id, qty_short, short_reason, created_at)
-    select 'short_pick', case when n % 4 = 0 then 'open' else 'reviewed' end, o.manufacturer_id,
-      (select id from items where manufacturer_id = o.manufacturer_id limit 1), o.id, 1, 'plan', now() - n * interval '1 minute'
-    from (select id, manufacturer_id, row_number() over (order by order_number) as n from orders limit 2000) o`.execute(t.db);
-  await sql`analyze pick_exceptions`.execute(t.db);
+  await loadExceptions();
   for (const [url, where] of [
     ['/api/v1/exceptions?per_page=5&page=7', sql`true`],
     ['/api/v1/exceptions?status=open&per_page=5&page=7', sql`status = 'open'`],
@@ -267,6 +280,33 @@ test('the exception list\'s total by partner and status is read from the kept co
     const node = captured[compiled.findIndex((q) => q.includes('"pick_exceptions"') && q.includes('"orders"'))]!;
     const analyzed = await planOf(t.db, t.db.getExecutor().compileQuery(node, createQueryId()), { analyze: true });
     assert.deepEqual(nodesOf(analyzed).filter((n) => n['Relation Name'] === 'orders').map((n) => n['Actual Loops']), [5], url);
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from pick_exceptions where ${where}`.execute(t.db);
+    assert.deepEqual([answer.body.meta.total_count, answer.body.data.length], [rows[0]!.n, 5], url);
+  }
+});
+
+test('the awaiting filter reads only the blocks that wait (migration 0041): its total not waiting is the kept total less them', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
+  await loadExceptions();
+  const waiting = sql`exists (select 1 from order_blocks k where k.short_pick_exception_id = pick_exceptions.id and k.status = 'open' and k.awaiting_supply_partner_at is not null)`;
+  for (const [url, where] of [
+    ['/api/v1/exceptions?awaiting_supply_partner=0&per_page=5&page=7', sql`not ${waiting}`],
+    ['/api/v1/exceptions?awaiting_supply_partner=1&per_page=5&page=7', waiting],
+  ] as const) {
+    captured.length = 0;
+    const answer = await call(t.app, 'GET', url, { key: t.adminKey });
+    assert.equal(answer.status, 200, url);
+    const compiled = captured.map((node) => t.db.getExecutor().compileQuery(node, createQueryId()).sql);
+    const index = compiled.findIndex((q) => q.includes('"pick_exceptions"') && q.includes('"orders"'));
+    if (url.includes('=0')) assert.match(compiled[index]!, /\(\(select coalesce\(sum\(n\), 0\)::int from list_counts where list = 'exceptions'\) - \(select count\(\*\)/, url);
+    const analyzed = await planOf(t.db, t.db.getExecutor().compileQuery(captured[index]!, createQueryId()), { analyze: true });
+    // The filter's blocks come from the index of the few that wait, wherever it is asked; the page is joined for its
+    // five rows only.
+    const nodes = nodesOf(analyzed);
+    assert.deepEqual(nodes.filter((n) => n['Relation Name'] === 'order_blocks' && n['Node Type'] === 'Seq Scan'), [], url);
+    assert.ok(nodes.some((n) => n['Index Name'] === 'order_blocks_awaiting_idx'), url);
+    const otherBlockIndexes = nodes.filter((n) => String(n['Index Name'] ?? '').startsWith('order_blocks_') && n['Index Name'] !== 'order_blocks_awaiting_idx');
+    assert.ok(otherBlockIndexes.length > 0 && otherBlockIndexes.every((n) => n['Actual Loops'] === 5), url);
+    assert.deepEqual(nodes.filter((n) => n['Relation Name'] === 'orders').map((n) => n['Actual Loops']), [5], url);
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from pick_exceptions where ${where}`.execute(t.db);
     assert.deepEqual([answer.body.meta.total_count, answer.body.data.length], [rows[0]!.n, 5], url);
   }
