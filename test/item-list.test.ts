@@ -147,8 +147,8 @@ describe('list', () => {
   });
 
   test('without q, the page carries the total (maintained or counted) on every page, past the last one, and 0 when nothing matches', async () => {
-    // Maintained: partner, status, stock filters, a movement window. Counted: category, uom, velocity, a stock sort
-    // with them.
+    // Maintained: partner, status, stock filters, a movement window. Counted: category, uom, velocity (fast and slow on
+    // the page itself), a stock sort with them.
     const active = `i.status = 'active'`;
     const belowReorder = 'i.reorder_level > 0 and i.qty_available < i.reorder_level';
     const seen = new Set<number>();
@@ -162,6 +162,7 @@ describe('list', () => {
       ['category=Hardware&filter=below_reorder&sort=on_hand_desc', `${active} and i.category = 'Hardware' and ${belowReorder}`],
       ['category=Nothing', 'false'], [`filter=missing_price&manufacturer=${south}`, `${active} and i.price_1 is null and i.manufacturer_id = '${south}'`],
       ['velocity=fast', `${active} and i.id in (${shippedLastYear} having sum(-m.quantity) >= 52)`],
+      ['velocity=slow', `${active} and i.id in (${shippedLastYear} having sum(-m.quantity) > 0 and sum(-m.quantity) < 52)`],
       ['velocity=dead&sort=mfg_code', `${active} and i.id not in (${shippedLastYear})`],
     ] as const) {
       const { rows: [counted] } = await sql<{ n: number }>`select count(*)::int as n from items i where ${sql.raw(where)}`.execute(t.db);

@@ -312,6 +312,20 @@ test('the awaiting filter reads only the blocks that wait (migration 0041): its 
   }
 });
 
+test('the fast and slow movers\' page counts itself: the year\'s shipments are summed once a request', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
+  for (const url of ['/api/v1/items?velocity=fast', '/api/v1/items?velocity=slow&page=3']) {
+    captured.length = 0;
+    const answer = await call(t.app, 'GET', url, { key: t.adminKey });
+    assert.equal(answer.status, 200, url);
+    // The recorder sees subqueries as well: the statements sent are the ones no other contains.
+    const all = captured.map((node) => t.db.getExecutor().compileQuery(node, createQueryId()).sql);
+    const compiled = all.filter((q) => !all.some((other) => other !== q && other.includes(q)));
+    const sums = compiled.flatMap((q) => q.match(/having sum\(-m\.quantity\)/g) ?? []);
+    assert.deepEqual([compiled.filter((q) => q.includes('inventory_movements')).length, sums.length], [1, 1], compiled.join('\n'));
+    assert.ok(compiled.some((q) => q.includes('count(*) over ()')), url);
+  }
+});
+
 test('the webhook delivery log\'s total by status is read from the kept counts (migration 0037), its page from the log\'s index', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
   // 20,000 deliveries over the last 20 days, 1% failed, as a subscription to every event leaves them; pages of 50.
   const { rows: [subscription] } = await sql<{ id: string }>`insert into webhook_subscriptions (url, event_kinds, secret_sealed, is_active)
