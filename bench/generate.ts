@@ -331,9 +331,6 @@ const STEPS: (Step | Lanes)[] = [
     // The list totals (migration 0017) are kept by triggers that did not fire either: count them once, as the triggers
     // would have.
     "delete from list_counts where list <> 'movements'",
-    `insert into list_counts (list, manufacturer_id, status, flags, n)
-     select 'items', manufacturer_id, status, item_stock_flags(qty_on_hand, qty_available, reorder_level, price_1), count(*)
-     from item_stock_state group by 2, 3, 4`,
     `insert into list_counts (list, manufacturer_id, status, moved_on, n)
      select 'items_moved', manufacturer_id, status, counted_movement_day(date_last_movement), count(*)
      from item_stock_state where counted_movement_day(date_last_movement) is not null group by 2, 3, 4`,
@@ -348,8 +345,16 @@ const STEPS: (Step | Lanes)[] = [
     `insert into list_counts (list, manufacturer_id, status, n)
      select 'deliveries', subscription_id, status, count(*) from webhook_deliveries group by 2, 3`],
   ]] },
+  // Once both lanes are done (the ledger in one, the stock state in the other): the year of shipments kept per item
+  // (migration 0043), counted from the ledger, then the item totals by stock flags and velocity.
+  ['shipped year and item totals', 'select count_shipped_year()',
+    `update item_stock_state s set units_shipped_year = i.units_shipped_year from items i
+     where i.id = s.item_id and s.units_shipped_year <> i.units_shipped_year`,
+    `insert into list_counts (list, manufacturer_id, status, flags, n)
+     select 'items', manufacturer_id, status, item_stock_flags(qty_on_hand, qty_available, reorder_level, price_1, units_shipped_year), count(*)
+     from item_stock_state group by 2, 3, 4`],
   // VACUUM as well as ANALYZE: freshly loaded pages have no visibility map, which would slow the first reads.
-  ['vacuum analyze', `vacuum (analyze) manufacturers, locations, items, item_stock_state, item_aliases, item_number_suffixes, item_locations, inventory_movements, customers, orders, order_lines, pick_batches, pick_batch_lines, pick_exceptions, order_blocks, receiving_batches, receiving_lines, webhook_deliveries`],
+  ['vacuum analyze', `vacuum (analyze) manufacturers, locations, items, item_stock_state, item_shipped_days, item_aliases, item_number_suffixes, item_locations, inventory_movements, customers, orders, order_lines, pick_batches, pick_batch_lines, pick_exceptions, order_blocks, receiving_batches, receiving_lines, webhook_deliveries`],
   ['drop plan tables', `do $$ declare r record; begin
      for r in select tablename from pg_tables where schemaname = 'public' and tablename like 'bench\\_%' loop
        execute format('drop table %I', r.tablename); end loop; end $$`],

@@ -157,8 +157,8 @@ export async function functionPlans<A extends unknown[]>(db: Kysely<DB>, fn: Pla
 
 /**
  * The lists, filters, searches and ledgers whose plans must read the page (an index), never a big table whole.
- * Not velocity: its buckets aggregate a year of shipments for every candidate item, and the planner rightly reads the
- * catalogue whole for them (docs/decisions.md). Not a stock condition matching most items together with a filter only
+ * Velocity as the kept year of shipments answers it (migration 0043), not from the ledger in the minutes after the day
+ * turns. Not a stock condition matching most items together with a filter only
  * items holds (movement=30d&category=…): PostgreSQL rightly reads the narrow stock state whole for it.
  */
 export function pagedReads(partner: string, customer: string): string[] {
@@ -179,5 +179,6 @@ export function pagedReads(partner: string, customer: string): string[] {
     '/api/v1/pick-batches', '/api/v1/pick-batches?status=shipped', `/api/v1/pick-batches?manufacturer=${partner}`,
     '/api/v1/pick-batches?status=in_progress', '/api/v1/locations', '/api/v1/locations?page=5',
     '/api/v1/exceptions', '/api/v1/exceptions?awaiting_supply_partner=0', '/api/v1/exceptions?awaiting_supply_partner=1',
+    '/api/v1/items?velocity=fast', '/api/v1/items?velocity=slow&page=3', '/api/v1/items?velocity=dead', `/api/v1/items?velocity=slow&manufacturer=${partner}`,
   ];
 }

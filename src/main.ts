@@ -10,6 +10,7 @@ import { connect, type Database } from './db/connect.ts';
 import { foldListCounts } from './db/list-counts.ts';
 import { migrate } from './db/migrate.ts';
 import { maintainPartitions } from './db/partitions.ts';
+import { advanceShippedYear } from './domain/shipped-year.ts';
 import { pruneIdempotencyKeys } from './http/idempotency.ts';
 import { createMetrics } from './http/metrics.ts';
 import { memoryCounterStore, redisCounterStore } from './http/rate-limit.ts';
@@ -67,6 +68,10 @@ function housekeeping(config: Config, database: Database, log: Logger): void {
     .catch((err) => log.warn({ err }, 'partition maintenance failed'));
 }
 
+// The shipped year moves on when the day turns (UTC); looked at this often, the item list reads velocity from the
+// ledger for at most this long after midnight (domain/shipped-year.ts). The look is one row.
+const ADVANCE_SHIPPED_YEAR_MS = 60_000;
+
 // The list totals gain rows with every change (migration 0017); folded this often, a total reads a few rows per key.
 const FOLD_LIST_COUNTS_MS = 2000;
 
@@ -99,6 +104,7 @@ async function main() {
 
   const pruner = setInterval(() => housekeeping(config, database, log), 3_600_000);
   pruner.unref();
+  let yearMover: NodeJS.Timeout | undefined;
   let deliveries: DeliveryWorker | null = null;
   let stopFolding = () => {};
 
@@ -115,6 +121,7 @@ async function main() {
       process.exit(requestsDone ? 0 : 1);
     }, config.shutdownTimeoutMs);
     clearInterval(pruner);
+    clearInterval(yearMover);
     stopFolding();
     // Webhook sends in flight finish, or are given back for another instance, within half the deadline.
     await Promise.all([app.close(), deliveries?.stop(config.shutdownTimeoutMs / 2)]);
@@ -130,6 +137,9 @@ async function main() {
   ready = await prepareDatabase(config, database, log, () => stopping);
   if (ready && !stopping) {
     housekeeping(config, database, log);
+    const advanceYear = () => void advanceShippedYear(database.db).catch((err) => log.warn({ err }, 'moving the shipped year on failed'));
+    advanceYear();
+    yearMover = setInterval(advanceYear, ADVANCE_SHIPPED_YEAR_MS).unref();
     deliveries = startDeliveryWorker(database.db, config, log, { metrics });
     stopFolding = startFoldingListCounts(database, log);
   }

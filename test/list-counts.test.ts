@@ -23,6 +23,8 @@ const MOVEMENT_DAYS = [30, 90, 180, 365];
 const FILTER_SQL = [
   'qty_on_hand < 0', 'qty_available < 0', 'qty_on_hand = 0', 'reorder_level > 0 and qty_available < reorder_level', 'price_1 is null',
 ];
+// The velocities (fast, slow, dead), in the bit order of migration 0043 (bits 32, 64, 128).
+const VELOCITY_SQL = ['units_shipped_year >= 52', 'units_shipped_year between 1 and 51', 'units_shipped_year = 0'];
 
 async function counted(db: Kysely<DB>, table: 'orders' | 'item_stock_state' | 'pick_batches' | 'receiving_batches' | 'pick_exceptions', where: string): Promise<number> {
   const { rows } = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)} where ${sql.raw(where)}`.execute(db);
@@ -60,6 +62,12 @@ async function assertTotalsExact(db: Kysely<DB>, partners: string[]) {
         const chosen = FILTER_SQL.filter((_, bit) => flags & (1 << bit));
         const where = `${byPartner} and ${statuses.length ? `status in (${inList(statuses)})` : 'true'} and ${chosen.length ? `((${chosen.join(') or (')}))` : 'true'}`;
         assert.equal(await totalOf(db, countedTotalExpression({ list: 'items', manufacturerId: partner, statuses, anyFlags: flags })), await counted(db, 'item_stock_state', where), `items where ${where}`);
+        if (flags !== 0 && flags !== 8) continue;
+        for (const [bit, velocity] of VELOCITY_SQL.entries()) {
+          const withVelocity = `${where} and ${velocity}`;
+          const total = countedTotalExpression({ list: 'items', manufacturerId: partner, statuses, anyFlags: flags, allFlags: 32 << bit });
+          assert.equal(await totalOf(db, total), await counted(db, 'item_stock_state', withVelocity), `items where ${withVelocity}`);
+        }
       }
       if (!statuses.length) continue;
       for (const days of MOVEMENT_DAYS) {

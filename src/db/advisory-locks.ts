@@ -10,4 +10,6 @@ export const ADVISORY_LOCKS = {
   foldListCounts: 4_711_003,
   /** Month partitions and retention: one instance at a time, the others skip the step; the delivery log's prune waits for it. */
   partitions: 4_711_004,
+  /** Moving the shipped year's first day on (domain/shipped-year.ts): one instance at a time, the others skip. */
+  shippedYear: 4_711_005,
 } as const;

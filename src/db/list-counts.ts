@@ -22,6 +22,8 @@ export interface CountedList {
    * priorities (order_priority_flag).
    */
   anyFlags?: number;
+  /** Rows with all of these bits as well. items: a velocity's bit. */
+  allFlags?: number;
 }
 
 /**
@@ -35,6 +37,7 @@ export function countedTotalExpression(key: CountedList): RawBuilder<number> {
   if (key.manufacturerId) conditions.push(sql`manufacturer_id = ${key.manufacturerId}`);
   if (key.statuses?.length) conditions.push(inLiterals('status', key.statuses));
   if (key.anyFlags) conditions.push(sql`flags & ${sql.lit(key.anyFlags)}::smallint <> 0`);
+  if (key.allFlags) conditions.push(sql`flags & ${sql.lit(key.allFlags)}::smallint = ${sql.lit(key.allFlags)}`);
   return sql<number>`(select coalesce(sum(n), 0)::int from list_counts where ${sql.join(conditions, sql` and `)})`;
 }
 

@@ -289,9 +289,16 @@ export interface ItemsTable {
   status: Generated<"active" | "inactive" | "discontinued">;
   superseded_by: string | null;
   unit_weight: Numeric | null;
+  units_shipped_year: Generated<number>;
   updated_at: Generated<IsoTimestamp>;
   warehouse_location: string | null;
   ytd_returns: Generated<number>;
+}
+
+export interface ItemShippedDaysTable {
+  day: string;
+  item_id: string;
+  units: number;
 }
 
 export interface ItemStockStateTable {
@@ -304,6 +311,7 @@ export interface ItemStockStateTable {
   qty_on_hand: number;
   reorder_level: number;
   status: string;
+  units_shipped_year: Generated<number>;
 }
 
 export interface ListCountsTable {
@@ -611,6 +619,11 @@ export interface ServiceKeysTable {
   name: string;
 }
 
+export interface ShippedYearTable {
+  only_row: Generated<boolean>;
+  starts_on: string;
+}
+
 export interface ShipViaTable {
   carrier_name: string | null;
   code: string;
@@ -750,6 +763,7 @@ export interface DB {
   item_locations: ItemLocationsTable;
   item_number_suffixes: ItemNumberSuffixesTable;
   item_number_suffixes_due: ItemNumberSuffixesDueTable;
+  item_shipped_days: ItemShippedDaysTable;
   item_stock_state: ItemStockStateTable;
   items: ItemsTable;
   list_counts: ListCountsTable;
@@ -770,6 +784,7 @@ export interface DB {
   schema_migrations: SchemaMigrationsTable;
   service_keys: ServiceKeysTable;
   ship_via: ShipViaTable;
+  shipped_year: ShippedYearTable;
   third_party_payers: ThirdPartyPayersTable;
   trusted_devices: TrustedDevicesTable;
   user_mfa: UserMfaTable;

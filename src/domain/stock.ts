@@ -145,11 +145,12 @@ async function writeMovements(tx: Transaction<DB>, author: StockAuthor, changes:
   });
   await checkStockLocations(tx, changes.map((change) => change.locationId));
   await changeBins(tx, changes);
-  const totals = new Map<string, { quantity: number; released: number }>();
+  const totals = new Map<string, { quantity: number; released: number; shipped: number }>();
   for (const change of changes) {
-    const total = totals.get(change.itemId) ?? { quantity: 0, released: 0 };
+    const total = totals.get(change.itemId) ?? { quantity: 0, released: 0, shipped: 0 };
     total.quantity += change.quantity;
     total.released += change.commitmentReleased ?? 0;
+    if (change.movementType === 'shipment') total.shipped -= change.quantity;
     totals.set(change.itemId, total);
   }
   const ids = [...totals.keys()];
@@ -172,17 +173,24 @@ async function writeMovements(tx: Transaction<DB>, author: StockAuthor, changes:
       api_key_id: author.apiKeyId,
     };
   });
-  // On-hand, the ledger rows and their history rows in one statement: each part is computed here from the locked
-  // items, so none depends on another's effect. A refusal below rolls the whole transaction back with them.
+  const shipped = ids.filter((id) => totals.get(id)!.shipped > 0);
+  // On-hand, the units shipped in the year (domain/shipped-year.ts), the ledger rows and their history rows in one
+  // statement: each part is computed here from the locked items, so none depends on another's effect. A refusal below
+  // rolls the whole transaction back with them.
   const { rows: written } = await sql<Omit<MovementRow, 'item_number_display'> & { updated_items: { id: string; qty_on_hand: number; qty_committed: number }[] }>`
     with updated as (
       update items i set qty_on_hand = i.qty_on_hand + c.quantity, qty_committed = i.qty_committed - c.released,
-        date_last_movement = now(), updated_at = now()
+        units_shipped_year = i.units_shipped_year + c.shipped, date_last_movement = now(), updated_at = now()
       from unnest(${unsizedArray(ids, 'uuid')}, ${unsizedArray(ids.map((id) => totals.get(id)!.quantity), 'int')},
-          ${unsizedArray(ids.map((id) => totals.get(id)!.released), 'int')})
-        as c(id, quantity, released)
+          ${unsizedArray(ids.map((id) => totals.get(id)!.released), 'int')}, ${unsizedArray(ids.map((id) => totals.get(id)!.shipped), 'int')})
+        as c(id, quantity, released, shipped)
       where i.id = c.id
       returning i.id, i.qty_on_hand, i.qty_committed
+    ), shipped_today as (
+      insert into item_shipped_days (item_id, day, units)
+      select c.item_id, (now() at time zone 'UTC')::date, c.units
+      from unnest(${unsizedArray(shipped, 'uuid')}, ${unsizedArray(shipped.map((id) => totals.get(id)!.shipped), 'int')}) as c(item_id, units)
+      on conflict (item_id, day) do update set units = item_shipped_days.units + excluded.units
     ), inserted as (
       insert into inventory_movements (id, item_id, manufacturer_id, location_id, movement_type, quantity, balance_after, reason,
         reference_type, reference_id, cycle_count_batch_id, performed_by, performed_by_name, api_key_id)

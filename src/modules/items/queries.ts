@@ -5,6 +5,7 @@ import { containsPattern } from '../../db/like.ts';
 import { closedSet, inLiterals } from '../../db/literals.ts';
 import { countedTotalExpression, itemsNotMovedTotalExpression, totalOfPage } from '../../db/list-counts.ts';
 import type { DB } from '../../db/schema.ts';
+import { shippedYearIsCurrent } from '../../domain/shipped-year.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { onePage, type Page } from '../../http/pagination.ts';
 import { textsOfPage, textsOfRows, versionOf, type RowTexts, type Versioned } from '../../http/row-texts.ts';
@@ -25,20 +26,24 @@ export interface ItemFilter {
   uom?: string[];
   movement?: (typeof MOVEMENT_WINDOWS)[number];
   velocity?: (typeof VELOCITIES)[number];
+  /** Set by itemFilterOf: velocity is read from the kept sums of the year (they are current), else from the ledger. */
+  velocityKept?: boolean;
   sort?: string;
   q?: string;
 }
 
 /**
  * The list's filter as the query string gave it, less blank category, location and uom values: `category=` filters
- * nothing, as a blank `q` does (it matched no item before: items hold no empty category).
+ * nothing, as a blank `q` does (it matched no item before: items hold no empty category). A velocity is read from the
+ * kept sums when they are of the current year (domain/shipped-year.ts).
  */
-export function itemFilterOf<F extends ItemFilter>(query: F): F {
+export async function itemFilterOf<F extends ItemFilter>(db: Kysely<DB>, query: F): Promise<F> {
   const given = (values: string[] | undefined) => {
     const kept = values?.filter((value) => value.trim() !== '');
     return kept?.length ? kept : undefined;
   };
-  return { ...query, category: given(query.category), location: given(query.location), uom: given(query.uom) };
+  const velocityKept = query.velocity ? await shippedYearIsCurrent(db) : undefined;
+  return { ...query, category: given(query.category), location: given(query.location), uom: given(query.uom), velocityKept };
 }
 
 /** Velocity buckets over outbound units shipped in the last 365 days (docs/decisions.md). */
@@ -59,19 +64,31 @@ const STOCK_FILTERS: Record<(typeof ITEM_FILTERS)[number], (eb: StockEb) => Expr
   missing_price: (eb) => eb('s.price_1', 'is', null),
 };
 
-// The same filters as bits of item_stock_flags (migration 0017), for the maintained totals.
+// The same filters as bits of item_stock_flags (migration 0017), for the maintained totals, and the velocities
+// (migration 0043).
 const FLAG_BITS: Record<(typeof ITEM_FILTERS)[number], number> = {
   negative: 1, oversold: 2, out_of_stock: 4, below_reorder: 8, missing_price: 16,
 };
+const VELOCITY_BITS: Record<(typeof VELOCITIES)[number], number> = { fast: 32, slow: 64, dead: 128 };
 
-// Items with outbound units in the last year, and how many: read from the partial index of shipments.
-const SHIPPED_LAST_YEAR = sql`select m.item_id from inventory_movements m
-  where m.movement_type = 'shipment' and m.performed_at >= now() - interval '365 days' group by m.item_id`;
-const VELOCITY: Record<(typeof VELOCITIES)[number], ReturnType<typeof sql<SqlBool>>> = {
-  fast: sql<SqlBool>`s.item_id in (${SHIPPED_LAST_YEAR} having sum(-m.quantity) >= ${FAST_MOVER_UNITS})`,
-  slow: sql<SqlBool>`s.item_id in (${SHIPPED_LAST_YEAR} having sum(-m.quantity) > 0 and sum(-m.quantity) < ${FAST_MOVER_UNITS})`,
+// The velocities on the kept sums of the year (migration 0043): fast and slow each have a partial index, whose
+// predicate the literals match; dead is most items, found along the number index.
+const FAST = sql.lit(FAST_MOVER_UNITS);
+const KEPT_VELOCITY: Record<(typeof VELOCITIES)[number], ReturnType<typeof sql<SqlBool>>> = {
+  fast: sql<SqlBool>`s.units_shipped_year >= ${FAST}`,
+  slow: sql<SqlBool>`s.units_shipped_year > ${ZERO} and s.units_shipped_year < ${FAST}`,
+  dead: sql<SqlBool>`s.units_shipped_year = ${ZERO}`,
+};
+// The same from the ledger, for the minutes after the day turns before the kept year moves on: the items with
+// outbound units since the year's first day, and how many, read from the partial index of shipments.
+const SINCE_YEAR_START = sql`shipped_year_start()::timestamp at time zone 'UTC'`;
+const SHIPPED_IN_YEAR = sql`select m.item_id from inventory_movements m
+  where m.movement_type = 'shipment' and m.performed_at >= ${SINCE_YEAR_START} group by m.item_id`;
+const LEDGER_VELOCITY: Record<(typeof VELOCITIES)[number], ReturnType<typeof sql<SqlBool>>> = {
+  fast: sql<SqlBool>`s.item_id in (${SHIPPED_IN_YEAR} having sum(-m.quantity) >= ${FAST})`,
+  slow: sql<SqlBool>`s.item_id in (${SHIPPED_IN_YEAR} having sum(-m.quantity) > 0 and sum(-m.quantity) < ${FAST})`,
   dead: sql<SqlBool>`not exists (select 1 from inventory_movements m where m.item_id = s.item_id
-    and m.movement_type = 'shipment' and m.performed_at >= now() - interval '365 days')`,
+    and m.movement_type = 'shipment' and m.performed_at >= ${SINCE_YEAR_START})`,
 };
 
 /** Sorts of the spec; an unknown value falls back to item_number. A bare column is read from the table the query starts at. */
@@ -177,17 +194,20 @@ function filteredItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, from = items
   return query;
 }
 
-/** The velocities that sum every item's shipments of the year before a first row (dead asks item by item and stops). */
-const SUMS_SHIPMENTS = new Set<ItemFilter['velocity']>(['fast', 'slow']);
+/**
+ * Whether the list sums every item's shipments of the year before a first row: fast or slow from the ledger (dead asks
+ * item by item and stops).
+ */
+const sumsShipments = (f: ItemFilter) => !f.velocityKept && (f.velocity === 'fast' || f.velocity === 'slow');
 
 /**
- * A list with q reads every match (itemsAs) before it can sort them, and one of the fast or slow movers sums a year of
- * shipments before its first row, so its page carries the total of all of them (`count(*) over ()`, taken before the
+ * A list with q reads every match (itemsAs) before it can sort them, and one of the fast or slow movers from the ledger
+ * sums a year of shipments before its first row, so its page carries the total of all of them (`count(*) over ()`, taken before the
  * limit) instead of a second statement that reads them all again: at 1,000,000 items that statement was 40% of the q
  * list's database time, and the velocity list summed the year's shipments twice. Other counted filters (category,
  * location, uom) read their page along an index and stop; counting on the page would make them read every match.
  */
-const countsOnPage = (f: ItemFilter, page: Page | null) => page !== null && Boolean(f.q?.trim() || SUMS_SHIPMENTS.has(f.velocity));
+const countsOnPage = (f: ItemFilter, page: Page | null) => page !== null && Boolean(f.q?.trim() || sumsShipments(f));
 const TOTAL_OVER_ALL = sql<number>`count(*) over ()`.as('total_count');
 
 /** The sort's columns on `table`, then item number and id: ties never let two pages overlap. */
@@ -211,7 +231,7 @@ function filteredStockState(db: Kysely<DB>, actor: Actor, f: ItemFilter) {
       eb('s.date_last_movement', '<', sql<string>`now() - make_interval(days => ${sql.lit(days)})`),
     ]));
   }
-  if (f.velocity) query = query.where(VELOCITY[f.velocity]);
+  if (f.velocity) query = query.where((f.velocityKept ? KEPT_VELOCITY : LEDGER_VELOCITY)[f.velocity]);
   return query;
 }
 
@@ -332,7 +352,7 @@ export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, pag
   const counted = countsOnPage(f, page);
   const total = counted ? undefined : itemTotal(db, actor, f);
   const totalOfItems = total ?? (() => itemTotal(db, actor, f));
-  // A page counted on itself (q=, the fast or slow movers) is read whole at once, without texts: matching is most of
+  // A page counted on itself (q=, the fast or slow movers from the ledger) is read whole at once, without texts: matching is most of
   // its cost; for q the queries people type rarely repeat, so the versions would seldom find texts and the read by id
   // would come on top (the bench's varied q: 2,061 -> 1,154 req/s with texts), and a velocity page pays a year of
   // shipments against which the texts' saving is nothing.
@@ -358,8 +378,9 @@ function plainRows(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page | nul
 export const allItemRows = (db: Kysely<DB>, actor: Actor, f: ItemFilter) => plainRows(db, actor, f, null);
 
 /**
- * The exact total, as a scalar subquery: from the maintained counts (migrations 0017, 0019) when only partner, status
- * and either stock filters or a movement window narrow the list, as they do on most screens. Otherwise counted, reading
+ * The exact total, as a scalar subquery: from the maintained counts (migrations 0017, 0019, 0043) when only partner,
+ * status and either stock filters with a kept velocity, or a movement window, narrow the list, as they do on most
+ * screens. Otherwise counted, reading
  * one table when it can: item_stock_state when no filter needs a column only items holds, items when no stock
  * condition does (a stock sort does not change the count), both joined only when both kinds of filter are present.
  */
@@ -368,12 +389,13 @@ function itemTotal(db: Kysely<DB>, actor: Actor, f: ItemFilter): Expression<numb
   if (!hasItemsFilter(f) && !f.velocity && f.movement && !f.filter?.length) {
     return itemsNotMovedTotalExpression({ manufacturerId: partner, statuses: statuses(f), days: windowDays(f.movement) });
   }
-  if (!hasItemsFilter(f) && !f.movement && !f.velocity) {
+  if (!hasItemsFilter(f) && !f.movement && (!f.velocity || f.velocityKept)) {
     return countedTotalExpression({
       list: 'items',
       manufacturerId: partner,
       statuses: statuses(f),
       anyFlags: (f.filter ?? []).reduce((bits, name) => bits | FLAG_BITS[name], 0),
+      allFlags: f.velocity ? VELOCITY_BITS[f.velocity] : 0,
     });
   }
   const countAll = sql<number>`count(*)::int`.as('count');

@@ -36,10 +36,10 @@ export async function itemRoutes(app: App, { db, reads, rowTexts }: ModuleDeps) 
     },
   }, async (request, reply) => {
     if (preferredRepresentation(request, [JSON_TYPE, CSV]) === CSV) {
-      return sendCsvExport(reply, reads, { query: allItemRows(reads, actorOf(request), itemFilterOf(request.query)), columns: ITEM_COLUMNS, fileName: 'items.csv', toRow: serializeListItem });
+      return sendCsvExport(reply, reads, { query: allItemRows(reads, actorOf(request), await itemFilterOf(reads, request.query)), columns: ITEM_COLUMNS, fileName: 'items.csv', toRow: serializeListItem });
     }
     const page = pageOf(request.query, DEFAULT_PER_PAGE);
-    const { rows, total } = await listItems(reads, actorOf(request), itemFilterOf(request.query), page, rowTexts);
+    const { rows, total } = await listItems(reads, actorOf(request), await itemFilterOf(reads, request.query), page, rowTexts);
     return sendListTexts(reply, rows, total, page);
   });
 
