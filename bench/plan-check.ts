@@ -157,9 +157,9 @@ export async function functionPlans<A extends unknown[]>(db: Kysely<DB>, fn: Pla
 
 /**
  * The lists, filters, searches and ledgers whose plans must read the page (an index), never a big table whole.
- * Velocity as the kept year of shipments answers it (migration 0043), not from the ledger in the minutes after the day
- * turns. Not a stock condition matching most items together with a filter only
- * items holds (movement=30d&category=…): PostgreSQL rightly reads the narrow stock state whole for it.
+ * Velocity as the kept year of shipments answers it (migration 0043); in the minute after the day turns it reads the
+ * ledger, which is not checked here. Not a stock condition matching most items together with a filter only items
+ * holds (movement=30d&category=…): PostgreSQL rightly reads the narrow stock state whole for it.
  */
 export function pagedReads(partner: string, customer: string): string[] {
   return [

@@ -13,6 +13,7 @@ import { connectPGlite, connectPostgres, type Database } from '../src/db/connect
 import { listMigrations, migrate } from '../src/db/migrate.ts';
 import type { DB } from '../src/db/schema.ts';
 import { generateApiKey, keyPrefix, sha256 } from '../src/domain/secrets.ts';
+import { advanceShippedYear } from '../src/domain/shipped-year.ts';
 import type { Metrics } from '../src/http/metrics.ts';
 import { memoryCounterStore, type CounterStore } from '../src/http/rate-limit.ts';
 import type { App } from '../src/http/types.ts';
@@ -138,6 +139,8 @@ export async function startApp(options: TestAppOptions = {}): Promise<TestApp> {
   const database = options.database ?? (await freshDatabase());
   const adminKey = generateApiKey();
   await ensureFirstAdmin(database.db, adminKey);
+  // As the service does at its start: a template migrated on an earlier day holds the year of that day.
+  await advanceShippedYear(database.db);
   const counters = options.counters ?? memoryCounterStore();
   const app = await buildApp({
     config,

@@ -12,3 +12,11 @@ export async function inTransaction<T>(db: Kysely<DB>, work: (tx: Transaction<DB
     return db.transaction().execute(work);
   }
 }
+
+/**
+ * A read-only transaction at repeatable read: every statement of `read` sees the database as of one moment, whatever
+ * commits meanwhile (a report's rows and totals; a list whose filter reads a kept state before its page).
+ */
+export function inReadSnapshot<T>(db: Kysely<DB>, read: (tx: Transaction<DB>) => Promise<T>): Promise<T> {
+  return db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(read);
+}

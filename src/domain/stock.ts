@@ -173,7 +173,6 @@ async function writeMovements(tx: Transaction<DB>, author: StockAuthor, changes:
       api_key_id: author.apiKeyId,
     };
   });
-  const shipped = ids.filter((id) => totals.get(id)!.shipped > 0);
   // On-hand, the units shipped in the year (domain/shipped-year.ts), the ledger rows and their history rows in one
   // statement: each part is computed here from the locked items, so none depends on another's effect. A refusal below
   // rolls the whole transaction back with them.
@@ -186,11 +185,6 @@ async function writeMovements(tx: Transaction<DB>, author: StockAuthor, changes:
         as c(id, quantity, released, shipped)
       where i.id = c.id
       returning i.id, i.qty_on_hand, i.qty_committed
-    ), shipped_today as (
-      insert into item_shipped_days (item_id, day, units)
-      select c.item_id, (now() at time zone 'UTC')::date, c.units
-      from unnest(${unsizedArray(shipped, 'uuid')}, ${unsizedArray(shipped.map((id) => totals.get(id)!.shipped), 'int')}) as c(item_id, units)
-      on conflict (item_id, day) do update set units = item_shipped_days.units + excluded.units
     ), inserted as (
       insert into inventory_movements (id, item_id, manufacturer_id, location_id, movement_type, quantity, balance_after, reason,
         reference_type, reference_id, cycle_count_batch_id, performed_by, performed_by_name, api_key_id)
@@ -198,6 +192,13 @@ async function writeMovements(tx: Transaction<DB>, author: StockAuthor, changes:
         reference_type, reference_id, cycle_count_batch_id, performed_by, performed_by_name, api_key_id
       from json_populate_recordset(null::inventory_movements, ${JSON.stringify(rows)})
       returning *
+    ), shipped_on_day as (
+      -- The day of the ledger row itself (performed_at is the clock when the row is written, not the transaction's
+      -- start): a shipment that began before midnight and wrote after it leaves the kept year with its ledger row.
+      insert into item_shipped_days (item_id, day, units)
+      select item_id, (performed_at at time zone 'UTC')::date, -sum(quantity)::int
+      from inserted where movement_type = 'shipment' group by 1, 2
+      on conflict (item_id, day) do update set units = item_shipped_days.units + excluded.units
     ), history as (${historyInsert(author, rows.map((row, index) => ({
       entityType: 'item',
       entityId: row.item_id,

@@ -4,6 +4,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
 import type { FastifyReply } from 'fastify';
 import type { DB } from '../db/schema.ts';
+import { inReadSnapshot } from '../db/transaction.ts';
 import { unavailable } from '../domain/errors.ts';
 import { CSV, csvOf, sendFile } from './representations.ts';
 
@@ -54,7 +55,7 @@ export async function sendCsvExport<Row>(
   let firstBatchFailed!: (error: unknown) => void;
   const firstBatch = new Promise<void>((resolve, reject) => ([firstBatchRead, firstBatchFailed] = [resolve, reject]));
   let answering = false;
-  db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(async (tx) => {
+  inReadSnapshot(db, async (tx) => {
     await tx.executeQuery(CompiledQuery.raw(`declare wms_export no scroll cursor for ${compiled.sql}`, [...compiled.parameters]));
     for (let batch = 0; ; batch++) {
       const { rows } = await tx.executeQuery<Row>(CompiledQuery.raw(`fetch forward ${BATCH_ROWS} from wms_export`));

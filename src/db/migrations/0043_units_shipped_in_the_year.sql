@@ -1,6 +1,6 @@
--- The item list's velocity (fast, slow, dead: units shipped in the last 365 days) from a kept sum per item instead of
--- the ledger (docs/decisions.md, Items): `velocity=fast` summed every item's shipments of the year before its first
--- row, 252 ms at 205,886 shipments (slow 738 ms), against the lists' 50 ms. The year is the 365 UTC days ending today.
+-- The item list's velocity (fast, slow, dead: units shipped in the year that ends today, its 365 UTC days) from a kept
+-- sum per item instead of the ledger (docs/decisions.md, Items): `velocity=fast` summed every item's shipments of the
+-- year before its first row, 252 ms at 205,886 shipments (slow 738 ms), against the lists' 50 ms.
 -- Each shipment adds its units to the item's day (item_shipped_days) and to the item's sum (units_shipped_year, on
 -- items beside the stock it ships from, so the same HOT update carries it, and copied to item_stock_state with the
 -- other stock columns, where partial indexes answer each bucket). When the day turns, the year's first day moves:
@@ -85,8 +85,8 @@ begin
   return null;
 end $$;
 
--- The fast and the slow movers in the list's number order, with its status; the dead ones are most of a catalogue, and
--- the number index finds a page of them in a few rows.
+-- The fast and the slow movers in the list's number order, with its status. The dead ones (a fifth of the bench's
+-- catalogue, most of a warehouse's long tail) are found along the number index a few rows per page row.
 create index item_stock_state_fast_idx on item_stock_state (status, item_number_normalized, item_id)
   where units_shipped_year >= 52;
 create index item_stock_state_slow_idx on item_stock_state (status, item_number_normalized, item_id)

@@ -5,6 +5,7 @@ import { containsPattern } from '../../db/like.ts';
 import { closedSet, inLiterals } from '../../db/literals.ts';
 import { countedTotalExpression, itemsNotMovedTotalExpression, totalOfPage } from '../../db/list-counts.ts';
 import type { DB } from '../../db/schema.ts';
+import { inReadSnapshot } from '../../db/transaction.ts';
 import { shippedYearIsCurrent } from '../../domain/shipped-year.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { onePage, type Page } from '../../http/pagination.ts';
@@ -26,7 +27,7 @@ export interface ItemFilter {
   uom?: string[];
   movement?: (typeof MOVEMENT_WINDOWS)[number];
   velocity?: (typeof VELOCITIES)[number];
-  /** Set by itemFilterOf: velocity is read from the kept sums of the year (they are current), else from the ledger. */
+  /** Set by withVelocitySource: velocity is read from the kept sums of the year (they are current), else the ledger. */
   velocityKept?: boolean;
   sort?: string;
   q?: string;
@@ -34,19 +35,22 @@ export interface ItemFilter {
 
 /**
  * The list's filter as the query string gave it, less blank category, location and uom values: `category=` filters
- * nothing, as a blank `q` does (it matched no item before: items hold no empty category). A velocity is read from the
- * kept sums when they are of the current year (domain/shipped-year.ts).
+ * nothing, as a blank `q` does (it matched no item before: items hold no empty category).
  */
-export async function itemFilterOf<F extends ItemFilter>(db: Kysely<DB>, query: F): Promise<F> {
+export function itemFilterOf<F extends ItemFilter>(query: F): F {
   const given = (values: string[] | undefined) => {
     const kept = values?.filter((value) => value.trim() !== '');
     return kept?.length ? kept : undefined;
   };
-  const velocityKept = query.velocity ? await shippedYearIsCurrent(db) : undefined;
-  return { ...query, category: given(query.category), location: given(query.location), uom: given(query.uom), velocityKept };
+  return { ...query, category: given(query.category), location: given(query.location), uom: given(query.uom) };
 }
 
-/** Velocity buckets over outbound units shipped in the last 365 days (docs/decisions.md). */
+/** The filter with where its velocity is read from: the kept sums when they are of the current year (domain/shipped-year.ts). */
+export async function withVelocitySource<F extends ItemFilter>(db: Kysely<DB>, f: F): Promise<F> {
+  return f.velocity ? { ...f, velocityKept: await shippedYearIsCurrent(db) } : f;
+}
+
+/** Velocity buckets over outbound units shipped in the year that ends today, UTC (docs/decisions.md). */
 export const FAST_MOVER_UNITS = 52;
 
 type ItemsEb = ExpressionBuilder<DB & { i: DB['items'] }, 'i'>;
@@ -202,10 +206,11 @@ const sumsShipments = (f: ItemFilter) => !f.velocityKept && (f.velocity === 'fas
 
 /**
  * A list with q reads every match (itemsAs) before it can sort them, and one of the fast or slow movers from the ledger
- * sums a year of shipments before its first row, so its page carries the total of all of them (`count(*) over ()`, taken before the
- * limit) instead of a second statement that reads them all again: at 1,000,000 items that statement was 40% of the q
- * list's database time, and the velocity list summed the year's shipments twice. Other counted filters (category,
- * location, uom) read their page along an index and stop; counting on the page would make them read every match.
+ * sums a year of shipments before its first row, so its page carries the total of all of them (`count(*) over ()`,
+ * taken before the limit) instead of a second statement that reads them all again: at 1,000,000 items that statement
+ * was 40% of the q list's database time, and the velocity list summed the year's shipments twice. Other counted
+ * filters (category, location, uom) read their page along an index and stop; counting on the page would make them read
+ * every match.
  */
 const countsOnPage = (f: ItemFilter, page: Page | null) => page !== null && Boolean(f.q?.trim() || sumsShipments(f));
 const TOTAL_OVER_ALL = sql<number>`count(*) over ()`.as('total_count');
@@ -352,10 +357,10 @@ export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, pag
   const counted = countsOnPage(f, page);
   const total = counted ? undefined : itemTotal(db, actor, f);
   const totalOfItems = total ?? (() => itemTotal(db, actor, f));
-  // A page counted on itself (q=, the fast or slow movers from the ledger) is read whole at once, without texts: matching is most of
-  // its cost; for q the queries people type rarely repeat, so the versions would seldom find texts and the read by id
-  // would come on top (the bench's varied q: 2,061 -> 1,154 req/s with texts), and a velocity page pays a year of
-  // shipments against which the texts' saving is nothing.
+  // A page counted on itself (q=, the fast or slow movers from the ledger) is read whole at once, without texts:
+  // matching is most of its cost; for q the queries people type rarely repeat, so the versions would seldom find texts
+  // and the read by id would come on top (the bench's varied q: 2,061 -> 1,154 req/s with texts), and a velocity page
+  // pays a year of shipments against which the texts' saving is nothing.
   if (counted) {
     const rows = await plainRows(db, actor, f, page).execute();
     return { rows: rows.map(toText), total: await totalOfPage(db, rows, page, totalOfItems) };
@@ -366,6 +371,15 @@ export async function listItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, pag
   if (rows) return { rows, total: await totalOfPage(db, versions, page, totalOfItems) };
   const whole = await itemRows(db, actor, f, page, stockPage, total).execute();
   return { rows: textsOfRows(kept, texts(stockPage), whole, toText), total: await totalOfPage(db, whole, page, totalOfItems) };
+}
+
+/**
+ * A page of the list as asked: a velocity list decides between the kept year and the ledger in the snapshot its page
+ * is read in, so that a request at midnight answers for one year, even when the year moves on meanwhile.
+ */
+export function listItemsAsAsked(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page, kept: RowTexts) {
+  if (!f.velocity) return listItems(db, actor, f, page, kept);
+  return inReadSnapshot(db, async (tx) => listItems(tx, actor, await withVelocitySource(tx, f), page, kept));
 }
 
 /** The list's rows without versions: a page, or every item the filters match in the list's order (page null). */
@@ -379,10 +393,10 @@ export const allItemRows = (db: Kysely<DB>, actor: Actor, f: ItemFilter) => plai
 
 /**
  * The exact total, as a scalar subquery: from the maintained counts (migrations 0017, 0019, 0043) when only partner,
- * status and either stock filters with a kept velocity, or a movement window, narrow the list, as they do on most
- * screens. Otherwise counted, reading
- * one table when it can: item_stock_state when no filter needs a column only items holds, items when no stock
- * condition does (a stock sort does not change the count), both joined only when both kinds of filter are present.
+ * status and either stock filters and a kept velocity, or a movement window, narrow the list, as they do on most
+ * screens. Otherwise counted, reading one table when it can: item_stock_state when no filter needs a column only items
+ * holds, items when no stock condition does (a stock sort does not change the count), both joined only when both kinds
+ * of filter are present.
  */
 function itemTotal(db: Kysely<DB>, actor: Actor, f: ItemFilter): Expression<number> {
   const partner = actor.manufacturerId ?? f.manufacturer;

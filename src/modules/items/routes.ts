@@ -5,7 +5,7 @@ import { sendCsvExport } from '../../http/csv-export.ts';
 import { CSV, JSON_TYPE, preferredRepresentation } from '../../http/representations.ts';
 import { Closed, DataEnvelope, ListEnvelope, listOrCsv, noContent, responses, Uuid } from '../../http/schemas.ts';
 import type { App, ModuleDeps } from '../../http/types.ts';
-import { allItemRows, itemFilterOf, listItems, searchItems } from './queries.ts';
+import { allItemRows, itemFilterOf, listItemsAsAsked, searchItems, withVelocitySource } from './queries.ts';
 import {
   Alias, AliasParams, CreateAlias, CreateItem, DEFAULT_PER_PAGE, Discontinue, Item, ItemEnvelope, ItemLocation, ItemParams,
   ListItemsQuery, Reactivate, SearchQuery, SearchResult, UpdateItem,
@@ -36,10 +36,10 @@ export async function itemRoutes(app: App, { db, reads, rowTexts }: ModuleDeps) 
     },
   }, async (request, reply) => {
     if (preferredRepresentation(request, [JSON_TYPE, CSV]) === CSV) {
-      return sendCsvExport(reply, reads, { query: allItemRows(reads, actorOf(request), await itemFilterOf(reads, request.query)), columns: ITEM_COLUMNS, fileName: 'items.csv', toRow: serializeListItem });
+      return sendCsvExport(reply, reads, { query: allItemRows(reads, actorOf(request), await withVelocitySource(reads, itemFilterOf(request.query))), columns: ITEM_COLUMNS, fileName: 'items.csv', toRow: serializeListItem });
     }
     const page = pageOf(request.query, DEFAULT_PER_PAGE);
-    const { rows, total } = await listItems(reads, actorOf(request), await itemFilterOf(reads, request.query), page, rowTexts);
+    const { rows, total } = await listItemsAsAsked(reads, actorOf(request), itemFilterOf(request.query), page, rowTexts);
     return sendListTexts(reply, rows, total, page);
   });
 

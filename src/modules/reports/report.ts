@@ -3,6 +3,7 @@
 import { sql, type Kysely } from 'kysely';
 import { Type, type TObject, type TProperties, type TSchema } from 'typebox';
 import type { DB } from '../../db/schema.ts';
+import { inReadSnapshot } from '../../db/transaction.ts';
 import type { Page } from '../../http/pagination.ts';
 import { Closed, Nullable, Timestamp, Uuid } from '../../http/schemas.ts';
 import type { Period } from './period.ts';
@@ -80,7 +81,7 @@ export const hours = (value: number | null): number | null => (value === null ? 
  * node, so a pool of 10 stays within a few hundred MB even at its worst.
  */
 export function inOneSnapshot<T>(db: Kysely<DB>, read: (tx: Kysely<DB>) => Promise<T>): Promise<T> {
-  return db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(async (tx) => {
+  return inReadSnapshot(db, async (tx) => {
     await sql`set local work_mem = '32MB'`.execute(tx);
     return read(tx);
   });
