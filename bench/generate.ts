@@ -102,13 +102,19 @@ const STEPS: (Step | Lanes)[] = [
              now() - (${MOVEMENTS} - m) * interval '${(730 * 86400) / MOVEMENTS} seconds' ts
       from generate_series(1, ${MOVEMENTS}) m`,
     'create unlogged table bench_last as select g, max(ts) ts from bench_moves group by g',
-    'analyze bench_mfgs, bench_locs, bench_items, bench_moves, bench_last'],
+    // The units each item ships by day in the year that ends today (the movements below: m % 10 < 4 is a shipment of
+    // 1 + (m / 10) % 12 units): the kept year of migration 0043, written with the items instead of counted after.
+    `create unlogged table bench_shipped_days as
+      select g, (ts at time zone 'UTC')::date as day, sum(1 + (m / 10) % 12)::int units from bench_moves
+      where m % 10 < 4 and ts >= shipped_year_start()::timestamp at time zone 'UTC' group by 1, 2`,
+    'create unlogged table bench_shipped as select g, sum(units)::int units from bench_shipped_days group by g',
+    'analyze bench_mfgs, bench_locs, bench_items, bench_moves, bench_last, bench_shipped_days, bench_shipped'],
   // Numbers: prefix + a permutation of g (7919 is a prime that does not divide the modulus), so each number is distinct.
   // The items' indexes are built in the lanes below, beside the other loads.
   ['items', ...dropIndexes('items'), `
     insert into items (id, manufacturer_id, item_number_display, item_number_normalized, description, category,
       selling_uom, unit_weight, warehouse_location, price_1, price_2, average_cost, last_cost, qty_on_hand,
-      qty_committed, reorder_level, min_reorder_qty, lead_time_days, status, date_last_movement)
+      qty_committed, reorder_level, min_reorder_qty, lead_time_days, status, date_last_movement, units_shipped_year)
     select bi.id, mf.id, d.display, upper(replace(replace(d.display, '-', ''), ' ', '')),
       (array['Stainless','Galvanized','Brass','Nylon','Heavy-duty','Compact','Sealed','Threaded','Flanged','Insulated'])[1 + bi.g % 10]
         || ' ' || (array['bolt','valve','pump','filter','gasket','seal','bearing','motor','coupling','washer','hose',
@@ -125,11 +131,12 @@ const STEPS: (Step | Lanes)[] = [
       bi.qty, case when bi.g % 9 = 0 then least(bi.qty, bi.g % 7) else 0 end,
       r.reorder, r.reorder * 2, 3 + bi.g % 30,
       case when bi.g % 97 = 0 then 'discontinued' when bi.g % 89 = 0 then 'inactive' else 'active' end,
-      ll.ts
+      ll.ts, coalesce(sh.units, 0)
     from bench_items bi
     join bench_mfgs mf on mf.k = (bi.g % ${MANUFACTURERS}) + 1
     join bench_locs l on l.k = bi.loc_k
     left join bench_last ll on ll.g = bi.g
+    left join bench_shipped sh on sh.g = bi.g
     cross join lateral (select
       (array['ABC','BRK','HX','VLV','PMP','FLT','GSK','SL','BRG','MTR','CPL','WSH'])[1 + (bi.g * 7) % 12] pre,
       lpad(((bi.g::bigint * 7919) % ${NUMBERS.modulus})::text, ${NUMBERS.digits}, '0') num) n
@@ -196,6 +203,8 @@ const STEPS: (Step | Lanes)[] = [
       when 'adjustment' then (1 + (bm.m / 10) % 5) * (1 - 2 * ((bm.m / 7) % 2))
       else (1 + (bm.m / 10) % 20) * (1 - 2 * ((bm.m / 7) % 2)) end qty) t
     order by bm.m`)],
+  ['shipped days', ...withoutIndexes('item_shipped_days', `insert into item_shipped_days (item_id, day, units)
+    select bi.id, d.day, d.units from bench_shipped_days d join bench_items bi on bi.g = d.g`)],
   ['movement totals', "delete from list_counts where list = 'movements'",
     `insert into list_counts (list, manufacturer_id, status, n)
      select 'movements', manufacturer_id, movement_type, count(*) from inventory_movements group by 2, 3`],
@@ -315,22 +324,25 @@ const STEPS: (Step | Lanes)[] = [
   // items did not fire: copy it whole once items are final, and check that it matches.
   ['stock state and list totals', 'truncate item_stock_state',
     `insert into item_stock_state (item_id, manufacturer_id, status, item_number_normalized, qty_on_hand, qty_available,
-       reorder_level, price_1, date_last_movement)
+       reorder_level, price_1, date_last_movement, units_shipped_year)
      select id, manufacturer_id, status, item_number_normalized, qty_on_hand, qty_available, reorder_level, price_1,
-       date_last_movement
+       date_last_movement, units_shipped_year
      from items`,
     `do $$ begin
        if exists (select 1 from items i full join item_stock_state s on s.item_id = i.id
          where (i.id, i.manufacturer_id, i.status, i.item_number_normalized, i.qty_on_hand, i.qty_available, i.reorder_level,
-                i.price_1, i.date_last_movement)
+                i.price_1, i.date_last_movement, i.units_shipped_year)
            is distinct from (s.item_id, s.manufacturer_id, s.status, s.item_number_normalized, s.qty_on_hand, s.qty_available,
-                s.reorder_level, s.price_1, s.date_last_movement)) then
+                s.reorder_level, s.price_1, s.date_last_movement, s.units_shipped_year)) then
          raise exception 'item_stock_state does not match items';
        end if;
      end $$`,
     // The list totals (migration 0017) are kept by triggers that did not fire either: count them once, as the triggers
     // would have.
     "delete from list_counts where list <> 'movements'",
+    `insert into list_counts (list, manufacturer_id, status, flags, n)
+     select 'items', manufacturer_id, status, item_stock_flags(qty_on_hand, qty_available, reorder_level, price_1, units_shipped_year), count(*)
+     from item_stock_state group by 2, 3, 4`,
     `insert into list_counts (list, manufacturer_id, status, moved_on, n)
      select 'items_moved', manufacturer_id, status, counted_movement_day(date_last_movement), count(*)
      from item_stock_state where counted_movement_day(date_last_movement) is not null group by 2, 3, 4`,
@@ -345,14 +357,14 @@ const STEPS: (Step | Lanes)[] = [
     `insert into list_counts (list, manufacturer_id, status, n)
      select 'deliveries', subscription_id, status, count(*) from webhook_deliveries group by 2, 3`],
   ]] },
-  // Once both lanes are done (the ledger in one, the stock state in the other): the year of shipments kept per item
-  // (migration 0043), counted from the ledger, then the item totals by stock flags and velocity.
-  ['shipped year and item totals', 'select count_shipped_year()',
-    `update item_stock_state s set units_shipped_year = i.units_shipped_year from items i
-     where i.id = s.item_id and s.units_shipped_year <> i.units_shipped_year`,
-    `insert into list_counts (list, manufacturer_id, status, flags, n)
-     select 'items', manufacturer_id, status, item_stock_flags(qty_on_hand, qty_available, reorder_level, price_1, units_shipped_year), count(*)
-     from item_stock_state group by 2, 3, 4`],
+  // Once both lanes are done: the kept year (planned with the items) holds what the ledger's shipments of the year hold.
+  ['shipped year check', `do $$ begin
+     if (select coalesce(sum(units), 0) from item_shipped_days) <> (select coalesce(-sum(quantity), 0) from inventory_movements
+         where movement_type = 'shipment' and performed_at >= shipped_year_start()::timestamp at time zone 'UTC')
+       or (select coalesce(sum(units), 0) from item_shipped_days) <> (select coalesce(sum(units_shipped_year), 0) from items) then
+       raise exception 'the kept year of shipments does not match the ledger';
+     end if;
+   end $$`],
   // VACUUM as well as ANALYZE: freshly loaded pages have no visibility map, which would slow the first reads.
   ['vacuum analyze', `vacuum (analyze) manufacturers, locations, items, item_stock_state, item_shipped_days, item_aliases, item_number_suffixes, item_locations, inventory_movements, customers, orders, order_lines, pick_batches, pick_batch_lines, pick_exceptions, order_blocks, receiving_batches, receiving_lines, webhook_deliveries`],
   ['drop plan tables', `do $$ declare r record; begin
