@@ -106,7 +106,7 @@ const STEPS: (Step | Lanes)[] = [
     // 1 + (m / 10) % 12 units): the kept year of migration 0043, written with the items instead of counted after.
     `create unlogged table bench_shipped_days as
       select g, (ts at time zone 'UTC')::date as day, sum(1 + (m / 10) % 12)::int units from bench_moves
-      where m % 10 < 4 and ts >= shipped_year_start()::timestamp at time zone 'UTC' group by 1, 2`,
+      where m % 10 < 4 and ts >= shipped_year_began() group by 1, 2`,
     'create unlogged table bench_shipped as select g, sum(units)::int units from bench_shipped_days group by g',
     'analyze bench_mfgs, bench_locs, bench_items, bench_moves, bench_last, bench_shipped_days, bench_shipped'],
   // Numbers: prefix + a permutation of g (7919 is a prime that does not divide the modulus), so each number is distinct.
@@ -360,7 +360,7 @@ const STEPS: (Step | Lanes)[] = [
   // Once both lanes are done: the kept year (planned with the items) holds what the ledger's shipments of the year hold.
   ['shipped year check', `do $$ begin
      if (select coalesce(sum(units), 0) from item_shipped_days) <> (select coalesce(-sum(quantity), 0) from inventory_movements
-         where movement_type = 'shipment' and performed_at >= shipped_year_start()::timestamp at time zone 'UTC')
+         where movement_type = 'shipment' and performed_at >= shipped_year_began())
        or (select coalesce(sum(units), 0) from item_shipped_days) <> (select coalesce(sum(units_shipped_year), 0) from items) then
        raise exception 'the kept year of shipments does not match the ledger';
      end if;

@@ -20,19 +20,18 @@ after(() => t?.close());
 /** Every item whose kept sum (on items or its stock state) or day differs from its shipments in the ledger in the year. */
 async function keptApartFromLedger(): Promise<string[]> {
   const { rows } = await sql<{ item: string }>`
+    with ledger_days as (
+      -- The ledger's shipments of the kept year, by item and by the UTC day of their rows.
+      select item_id, (performed_at at time zone 'UTC')::date as day, -sum(quantity)::int units from inventory_movements
+      where movement_type = 'shipment' and performed_at >= (select starts_on from shipped_year)::timestamp at time zone 'UTC'
+      group by 1, 2)
     select i.item_number_display || ': ' || i.units_shipped_year || ' / ' || s.units_shipped_year || ' / ' || coalesce(l.units, 0) as item
     from items i join item_stock_state s on s.item_id = i.id
-    left join (select item_id, -sum(quantity)::int units from inventory_movements
-               where movement_type = 'shipment' and performed_at >= (select starts_on from shipped_year)::timestamp at time zone 'UTC'
-               group by item_id) l on l.item_id = i.id
+    left join (select item_id, sum(units)::int units from ledger_days group by item_id) l on l.item_id = i.id
     where (i.units_shipped_year, s.units_shipped_year) is distinct from (coalesce(l.units, 0), coalesce(l.units, 0))
     union all
-    -- Each day's units, on the UTC day of the ledger's rows.
     select coalesce(k.item_id, l.item_id)::text || ' on ' || coalesce(k.day, l.day)::text || ': ' || coalesce(k.units, 0) || ' / ' || coalesce(l.units, 0)
-    from item_shipped_days k
-    full join (select item_id, (performed_at at time zone 'UTC')::date as day, -sum(quantity)::int units from inventory_movements
-               where movement_type = 'shipment' and performed_at >= (select starts_on from shipped_year)::timestamp at time zone 'UTC'
-               group by 1, 2) l on l.item_id = k.item_id and l.day = k.day
+    from item_shipped_days k full join ledger_days l on l.item_id = k.item_id and l.day = k.day
     where k.units is distinct from l.units`.execute(t.db);
   return rows.map((row) => row.item);
 }

@@ -22,9 +22,12 @@ create table shipped_year (
   starts_on date not null
 );
 
--- The first day of the year that ends today (UTC).
+-- The first day of the year that ends today (UTC), and the moment it began: the year of a ledger row's performed_at.
 create function shipped_year_start() returns date language sql stable parallel safe as $$
   select (now() at time zone 'UTC')::date - 364
+$$;
+create function shipped_year_began() returns timestamptz language sql stable parallel safe as $$
+  select shipped_year_start()::timestamp at time zone 'UTC'
 $$;
 
 alter table items add column units_shipped_year integer not null default 0;
@@ -92,15 +95,15 @@ create index item_stock_state_fast_idx on item_stock_state (status, item_number_
 create index item_stock_state_slow_idx on item_stock_state (status, item_number_normalized, item_id)
   where units_shipped_year > 0 and units_shipped_year < 52;
 
--- The year counted anew from the ledger: here, and where shipments were written to the ledger directly (the bench's
--- generated data, tests). Not while the warehouse ships: a shipment between its statements would be lost or counted
--- twice (the migration holds the writers off).
+-- The year counted anew from the ledger: here, and where shipments were written to the ledger directly (tests, an
+-- operator's repair: docs/operations.md). Not while the warehouse ships: a shipment between its statements would be
+-- lost or counted twice (the migration holds the writers off).
 create function count_shipped_year() returns void language sql as $$
   delete from item_shipped_days;
   insert into item_shipped_days (item_id, day, units)
   select item_id, (performed_at at time zone 'UTC')::date, -sum(quantity)::int
   from inventory_movements
-  where movement_type = 'shipment' and performed_at >= shipped_year_start()::timestamp at time zone 'UTC'
+  where movement_type = 'shipment' and performed_at >= shipped_year_began()
   group by 1, 2;
   update items i set units_shipped_year = coalesce(d.units, 0)
   from items a left join (select item_id, sum(units)::int units from item_shipped_days group by 1) d on d.item_id = a.id

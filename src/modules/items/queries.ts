@@ -76,7 +76,7 @@ const FLAG_BITS: Record<(typeof ITEM_FILTERS)[number], number> = {
 const VELOCITY_BITS: Record<(typeof VELOCITIES)[number], number> = { fast: 32, slow: 64, dead: 128 };
 
 // The velocities on the kept sums of the year (migration 0043): fast and slow each have a partial index, whose
-// predicate the literals match; dead is most items, found along the number index.
+// predicate the literals match; dead (the long tail) is found along the number index.
 const FAST = sql.lit(FAST_MOVER_UNITS);
 const KEPT_VELOCITY: Record<(typeof VELOCITIES)[number], ReturnType<typeof sql<SqlBool>>> = {
   fast: sql<SqlBool>`s.units_shipped_year >= ${FAST}`,
@@ -85,14 +85,13 @@ const KEPT_VELOCITY: Record<(typeof VELOCITIES)[number], ReturnType<typeof sql<S
 };
 // The same from the ledger, for the minutes after the day turns before the kept year moves on: the items with
 // outbound units since the year's first day, and how many, read from the partial index of shipments.
-const SINCE_YEAR_START = sql`shipped_year_start()::timestamp at time zone 'UTC'`;
 const SHIPPED_IN_YEAR = sql`select m.item_id from inventory_movements m
-  where m.movement_type = 'shipment' and m.performed_at >= ${SINCE_YEAR_START} group by m.item_id`;
+  where m.movement_type = 'shipment' and m.performed_at >= shipped_year_began() group by m.item_id`;
 const LEDGER_VELOCITY: Record<(typeof VELOCITIES)[number], ReturnType<typeof sql<SqlBool>>> = {
   fast: sql<SqlBool>`s.item_id in (${SHIPPED_IN_YEAR} having sum(-m.quantity) >= ${FAST})`,
   slow: sql<SqlBool>`s.item_id in (${SHIPPED_IN_YEAR} having sum(-m.quantity) > 0 and sum(-m.quantity) < ${FAST})`,
   dead: sql<SqlBool>`not exists (select 1 from inventory_movements m where m.item_id = s.item_id
-    and m.movement_type = 'shipment' and m.performed_at >= ${SINCE_YEAR_START})`,
+    and m.movement_type = 'shipment' and m.performed_at >= shipped_year_began())`,
 };
 
 /** Sorts of the spec; an unknown value falls back to item_number. A bare column is read from the table the query starts at. */
