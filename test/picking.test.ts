@@ -3,6 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
+import { connectPGlite } from '../src/db/connect.ts';
+import { listMigrations, migrate } from '../src/db/migrate.ts';
 import { call, createLocation, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
 import {
   binOf, eventsOf, ok, packedBatch, post, releasedOrder, setUpFloor, startedBatch, stockedItem, stockOf, type Floor,
@@ -45,6 +47,11 @@ describe('starting a batch', () => {
     const read = await ok(get(`/pick-batches/${session.ID}`));
     const [stored] = await lineRows(session.ID);
     assert.equal(read.Lines[0].PickBatchLineID, stored!.id, 'GET carries the real line id');
+    const orderLine = await t.db.selectFrom('order_lines').select(['line_number', 'item_number_display', 'item_description', 'unit_of_measure'])
+      .where('id', '=', stored!.order_line_id).executeTakeFirstOrThrow();
+    assert.deepEqual([stored!.line_number, stored!.item_number_display, stored!.item_description, stored!.unit_of_measure],
+      [orderLine.line_number, orderLine.item_number_display, orderLine.item_description, orderLine.unit_of_measure], 'the line carries its order line\'s');
+    assert.deepEqual([read.Lines[0].ItemNumberDisplay, read.Lines[0].ItemDescription], [orderLine.item_number_display, orderLine.item_description]);
     const history = await t.db.selectFrom('history').select('action').where('entity_id', '=', session.ID).execute();
     assert.deepEqual(history.map((row) => row.action), ['started']);
     const [event] = (await eventsOf(floor, 'pick_batch.started')).filter((e) => (e.data as { pick_batch_id: string }).pick_batch_id === session.ID);
@@ -488,6 +495,26 @@ describe('the list and the floor\'s own keys', () => {
     assert.deepEqual((await ok(get(`/pick-batches?manufacturer=${floor.otherPartner}`))), []);
     expectError(await get('/pick-batches?status=lost'), 400, 'bad_request');
   });
+
+  test('a page of the list shows each batch exactly as its own read does: its lines in order, verified, short, its parcels', async () => {
+    const items = [await stockedItem(floor, 10), await stockedItem(floor, 10), await stockedItem(floor, 10)];
+    const packed = await packedBatch(floor, await releasedOrder(floor, items.map((item) => ({ item, qty: 2 }))));
+    await ok(post(floor, `/pick-batches/${packed.ID}/parcels`, { tracking_number: '1ZLISTPAGE1', carrier: 'ups' }));
+    const shorted = await startedBatch(floor, await releasedOrder(floor, [{ item: items[0]!, qty: 3 }, { item: items[1]!, qty: 1 }]));
+    const [shortLine] = shorted.Lines;
+    await ok(post(floor, `/pick-batches/${shorted.ID}/lines/${shortLine.PickBatchLineID}/short`, { qty_short: 3, reason: 'empty bin' }));
+    const empty = await startedBatch(floor, await releasedOrder(floor, [{ item: items[2]!, qty: 1 }]));
+    const page = await ok(get(`/pick-batches?manufacturer=${floor.partner}&per_page=3`));
+    assert.deepEqual(page.map((s: { ID: string }) => s.ID), [empty.ID, shorted.ID, packed.ID]);
+    for (const listed of page) assert.deepEqual(listed, await ok(get(`/pick-batches/${listed.ID}`)), `batch ${listed.ID}`);
+    const [listedPacked, listedShort] = [page[2], page[1]];
+    assert.deepEqual(listedPacked.Lines.map((l: { ItemID: string }) => l.ItemID), items, 'lines in order-line order');
+    assert.ok(listedPacked.Lines.every((l: { PackVerifiedAt: string }) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(l.PackVerifiedAt)));
+    const stored = await t.db.selectFrom('pick_batch_lines').select(['id', 'pack_verified_at']).where('pick_batch_id', '=', packed.ID).execute();
+    for (const line of listedPacked.Lines) assert.equal(line.PackVerifiedAt, stored.find((row) => row.id === line.PickBatchLineID)!.pack_verified_at);
+    assert.equal(listedPacked.Parcels[0].TrackingNumber, '1ZLISTPAGE1');
+    assert.deepEqual(listedShort.Lines.map((l: { Status: string; ExceptionStatus: string }) => [l.Status, l.ExceptionStatus]), [['short', 'open'], ['pending', '']]);
+  });
 });
 
 describe('who may do what', () => {
@@ -516,4 +543,35 @@ describe('who may do what', () => {
     const [line] = await t.db.selectFrom('pick_batch_lines').select('qty_picked').where('pick_batch_id', '=', batch.ID).execute();
     assert.equal(line!.qty_picked, 0);
   });
+});
+
+test('migration 0044 copies each existing pick line\'s order line number, item number, description and unit onto it', async () => {
+  const database = await connectPGlite(null);
+  try {
+    const { db } = database;
+    const [earlier, later] = [listMigrations().filter((m) => m.version < '0044'), listMigrations().filter((m) => m.version >= '0044')];
+    await migrate(db, earlier);
+    await sql`insert into manufacturers (code, name) values ('OLD', 'Old partner')`.execute(db);
+    await sql`insert into customers (account_number, name) values ('C1', 'Old customer')`.execute(db);
+    await sql`insert into items (manufacturer_id, item_number_display, item_number_normalized, description)
+      select m.id, 'OLD-' || n, 'OLD' || n, 'Old part ' || n from manufacturers m, generate_series(1, 2) n`.execute(db);
+    await sql`insert into orders (manufacturer_id, customer_id) select m.id, c.id from manufacturers m, customers c`.execute(db);
+    await sql`insert into order_lines (order_id, item_id, line_number, item_number_display, item_description, qty_ordered, qty_warehouse, fulfillment_source, unit_price, extended_price, unit_of_measure)
+      select o.id, i.id, row_number() over (order by i.item_number_normalized), i.item_number_display, 'As ordered: ' || i.description, 2, 2, 'warehouse', 1, 2,
+        case when i.item_number_normalized = 'OLD1' then 'EA' else 'CS' end
+      from orders o, items i`.execute(db);
+    await sql`insert into pick_batches (order_id, manufacturer_id, batch_number) select o.id, o.manufacturer_id, 'PB000001' from orders o`.execute(db);
+    await sql`insert into pick_batch_lines (pick_batch_id, order_line_id, item_id, qty_to_pick)
+      select b.id, l.id, l.item_id, 2 from pick_batches b join order_lines l on l.order_id = b.order_id`.execute(db);
+    assert.deepEqual(await migrate(db, later), later.map((m) => m.version));
+    const { rows } = await sql<{ copied: unknown[]; ordered: unknown[] }>`
+      select array[l.line_number::text, l.item_number_display, l.item_description, l.unit_of_measure] copied,
+        array[ol.line_number::text, ol.item_number_display, ol.item_description, ol.unit_of_measure] ordered
+      from pick_batch_lines l join order_lines ol on ol.id = l.order_line_id order by ol.line_number`.execute(db);
+    assert.deepEqual(rows.map((row) => row.copied), [['1', 'OLD-1', 'As ordered: Old part 1', 'EA'], ['2', 'OLD-2', 'As ordered: Old part 2', 'CS']]);
+    assert.deepEqual(rows.map((row) => row.copied), rows.map((row) => row.ordered));
+    await assert.rejects(sql`update pick_batch_lines set item_number_display = null`.execute(db), /not-null|null value/);
+  } finally {
+    await database.close();
+  }
 });

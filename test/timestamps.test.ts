@@ -29,6 +29,16 @@ describe('timestamptz text as ISO 8601 in UTC', () => {
     }
   });
 
+  test('a time in JSON that PostgreSQL built (T, +00:00) is written as a Date of it writes, every microsecond of a second', () => {
+    for (let us = 0; us < 1_000_000; us += 7) {
+      const text = `2026-01-02T03:04:05.${String(us).padStart(6, '0').replace(/0+$/, '')}+00:00`.replace('.+', '+');
+      assert.equal(isoTimeOfJson(text), new Date(text).toISOString(), text);
+    }
+    for (const text of ['2026-11-27T10:21:09.739+02:00', '2026-11-27T03:21:09-05:00', '+010000-01-01T00:00:00+00:00']) {
+      assert.equal(isoTimeOfJson(text), new Date(text).toISOString(), text);
+    }
+  });
+
   test('another time zone\'s offset, a year past 9999 and BC go through a Date; infinity stays as written', () => {
     assert.equal(isoTimestamp('2026-11-27 10:21:09.739+02'), '2026-11-27T08:21:09.739Z');
     assert.equal(isoTimestamp('2026-11-27 13:51:09.739129+05:30'), '2026-11-27T08:21:09.739Z');

@@ -503,7 +503,10 @@ export interface PickBatchLinesTable {
   bin_location: string | null;
   created_at: Generated<IsoTimestamp>;
   id: Generated<string>;
+  item_description: string;
   item_id: string;
+  item_number_display: string;
+  line_number: number;
   location_id: string | null;
   order_line_id: string;
   pack_verified_at: IsoTimestamp | null;
@@ -514,6 +517,7 @@ export interface PickBatchLinesTable {
   qty_to_pick: number;
   short_reason: string | null;
   status: Generated<"pending" | "picked" | "short" | "skipped">;
+  unit_of_measure: string;
   updated_at: Generated<IsoTimestamp>;
 }
 

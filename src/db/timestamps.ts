@@ -14,39 +14,48 @@ export const TIMESTAMPTZ = 1184;
 
 const postgresDate = pg.types.getTypeParser(TIMESTAMPTZ) as (text: string) => Date | number | null;
 
-const PLUS = 43;
 const SPACE = 32;
 const DASH = 45;
 const DOT = 46;
-const ZERO = 48;
+const T = 84;
+
+/**
+ * 'YYYY-MM-DD?HH:MM:SS[.f to ffffff]' and then UTC's offset as PostgreSQL writes it (`offset`), with `separator` at the
+ * '?', rearranged as ISO text without a Date, the fraction cut to milliseconds as Date does; null for any other form.
+ */
+function isoOfUtcText(text: string, separator: number, offset: string): string | null {
+  const length = text.length - offset.length;
+  if (length < 19 || length > 26 || text.charCodeAt(10) !== separator || text.charCodeAt(4) !== DASH || !text.endsWith(offset)) return null;
+  const day = text.slice(0, 10);
+  const time = text.slice(11, 19);
+  if (length === 19) return `${day}T${time}.000Z`;
+  return text.charCodeAt(19) === DOT ? `${day}T${time}.${(text.slice(20, length) + '00').slice(0, 3)}Z` : null;
+}
 
 /**
  * PostgreSQL's text of a timestamptz as the API's ISO text. With the session's TimeZone at UTC (the usual server
- * setting, and PGlite's) the text is 'YYYY-MM-DD HH:MM:SS[.f to ffffff]+00' and is rearranged without a Date; the
- * fraction is cut to milliseconds, as Date does. Any other form (another time zone's offset, a year past 9999, BC) goes through the
- * driver's own parser and Date#toISOString, which gives the same text a Date would have; 'infinity' stays as written.
+ * setting, and PGlite's) the text is 'YYYY-MM-DD HH:MM:SS[.f to ffffff]+00' and is rearranged without a Date. Any
+ * other form (another time zone's offset, a year past 9999, BC) goes through the driver's own parser and
+ * Date#toISOString, which gives the same text a Date would have; 'infinity' stays as written.
  */
 export function isoTimestamp(text: string): string {
-  const length = text.length;
-  if (length >= 22 && length <= 29 && text.charCodeAt(length - 3) === PLUS && text.charCodeAt(length - 2) === ZERO
-    && text.charCodeAt(length - 1) === ZERO && text.charCodeAt(10) === SPACE && text.charCodeAt(4) === DASH) {
-    const day = text.slice(0, 10);
-    const time = text.slice(11, 19);
-    if (length === 22) return `${day}T${time}.000Z`;
-    if (text.charCodeAt(19) === DOT) return `${day}T${time}.${(text.slice(20, length - 3) + '00').slice(0, 3)}Z`;
-  }
+  const iso = isoOfUtcText(text, SPACE, '+00');
+  if (iso !== null) return iso;
   const parsed = postgresDate(text);
   return parsed instanceof Date && !Number.isNaN(parsed.getTime()) ? parsed.toISOString() : text;
 }
 
 /**
- * A time nested in JSON that PostgreSQL built (json_agg, json_build_object), where it writes the microseconds and
- * '+00:00': as the API writes times. What Date cannot read ('infinity', BC) stays as written.
+ * A time nested in JSON that PostgreSQL built (json_agg, json_build_object), where it writes
+ * 'YYYY-MM-DDTHH:MM:SS[.f to ffffff]+00:00' in UTC (rearranged without a Date: a Date for each took a twentieth of
+ * the pick-batch list's CPU), as the API writes times. What Date cannot read ('infinity', BC) stays as written.
  */
 export function isoTimeOfJson(value: string): string;
 export function isoTimeOfJson(value: string | null): string | null;
 export function isoTimeOfJson(value: string | null): string | null {
   if (value === null) return null;
+  const iso = isoOfUtcText(value, T, '+00:00');
+  if (iso !== null) return iso;
   const at = new Date(value);
   return Number.isNaN(at.getTime()) ? value : at.toISOString();
 }

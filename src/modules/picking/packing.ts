@@ -24,8 +24,8 @@ async function packingListOf(tx: Transaction<DB>, batch: BatchRow, packedAt: Dat
       'o.ship_to_address_2', 'o.ship_to_city', 'o.ship_to_state', 'o.ship_to_zip', 'sv.code as ship_via_code', 'sv.description as ship_via_description',
       'o.ship_via_other',
       jsonArrayFrom(eb.selectFrom('pick_batch_lines as l').innerJoin('order_lines as ol', 'ol.id', 'l.order_line_id')
-        .select(['ol.line_number', 'ol.item_number_display', 'ol.item_description', 'ol.unit_of_measure', 'ol.qty_ordered', 'l.qty_picked', 'l.pack_verified_at'])
-        .where('l.pick_batch_id', '=', batch.id).where('l.qty_picked', '>', 0).orderBy('ol.line_number')).as('lines'),
+        .select(['l.line_number', 'l.item_number_display', 'l.item_description', 'l.unit_of_measure', 'ol.qty_ordered', 'l.qty_picked', 'l.pack_verified_at'])
+        .where('l.pick_batch_id', '=', batch.id).where('l.qty_picked', '>', 0).orderBy('l.line_number')).as('lines'),
     ])
     .where('o.id', '=', batch.order_id).executeTakeFirstOrThrow();
   return {

@@ -21,7 +21,7 @@ export function serializeLine(line: SessionLineRow, options: { started?: boolean
     QtyAvailable: line.qty_available,
     Status: line.status,
     ExceptionStatus: (line.exception_status ?? '') as '' | 'open' | 'reviewed' | 'superseded',
-    PackVerifiedAt: isoTimeOfJson(line.pack_verified_at),
+    PackVerifiedAt: line.pack_verified_at,
     LocZone: line.zone ?? '',
     LocAisle: line.aisle ?? '',
     LocRack: line.rack ?? '',

@@ -3,6 +3,7 @@
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
+import { isoTimeOfJson } from '../../db/timestamps.ts';
 import { recordAndEmit } from '../../domain/events.ts';
 import { recordHistory } from '../../domain/history.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
@@ -54,7 +55,7 @@ export async function startBatch(db: Kysely<DB>, actor: Actor, orderId: string) 
         .orderBy('b.is_primary', 'desc').orderBy('b.qty_on_hand', 'desc').limit(sql.lit(1)).as('bin'), (join) => join.onTrue())
       .leftJoinLateral((eb) => eb.selectFrom('locations').select(['id', 'location_code'])
         .whereRef('location_code', '=', 'ol.bin_location').limit(sql.lit(1)).as('named'), (join) => join.onTrue())
-      .select(['ol.id', 'ol.item_id', sql<number>`ol.qty_warehouse - (${WAREHOUSE_SHIPPED}) - coalesce((
+      .select(['ol.id', 'ol.item_id', 'ol.line_number', 'ol.item_number_display', 'ol.item_description', 'ol.unit_of_measure', sql<number>`ol.qty_warehouse - (${WAREHOUSE_SHIPPED}) - coalesce((
         select sum(l.qty_to_pick) from pick_batch_lines l join pick_batches b on b.id = l.pick_batch_id
         where l.order_line_id = ol.id and b.status in (${sql.join(LIVE_BATCH)})), 0)`.as('remaining'),
         sql<string | null>`coalesce(bin.location_id, named.id)`.as('location_id'),
@@ -62,17 +63,22 @@ export async function startBatch(db: Kysely<DB>, actor: Actor, orderId: string) 
       .where('ol.order_id', '=', orderId).where('ol.qty_warehouse', '>', 0).orderBy('ol.line_number').execute();
     const toPick = open.filter((line) => Number(line.remaining) > 0);
     if (toPick.length === 0) throw invalidStatus('nothing is left to pick on this order: its warehouse lines are shipped or in live batches');
-    // The batch and its lines: one statement.
+    // The batch and its lines, each with its order line's number, item and unit (they never change after order entry;
+    // migration 0044): one statement.
+    const column = <K extends keyof (typeof toPick)[number]>(key: K) => toPick.map((line) => line[key]);
     const { rows: [created] } = await sql<BatchRow>`
       with batch as (
         insert into pick_batches (order_id, manufacturer_id, batch_number, created_by)
         values (${orderId}, ${order.manufacturer_id}, pick_batch_number(nextval('pick_batch_number_seq')), ${actor.userId})
         returning *
       ), lines as (
-        insert into pick_batch_lines (pick_batch_id, order_line_id, item_id, location_id, bin_location, qty_to_pick)
-        select batch.id, l.* from batch, unnest(${toPick.map((line) => line.id)}::uuid[], ${toPick.map((line) => line.item_id)}::uuid[],
-          ${toPick.map((line) => line.location_id)}::uuid[], ${toPick.map((line) => line.bin_location)}::text[],
-          ${toPick.map((line) => Number(line.remaining))}::int[]) as l(order_line_id, item_id, location_id, bin_location, qty_to_pick)
+        insert into pick_batch_lines (pick_batch_id, order_line_id, item_id, location_id, bin_location, qty_to_pick,
+          line_number, item_number_display, item_description, unit_of_measure)
+        select batch.id, l.* from batch, unnest(${column('id')}::uuid[], ${column('item_id')}::uuid[],
+          ${column('location_id')}::uuid[], ${column('bin_location')}::text[], ${toPick.map((line) => Number(line.remaining))}::int[],
+          ${column('line_number')}::int[], ${column('item_number_display')}::text[], ${column('item_description')}::text[],
+          ${column('unit_of_measure')}::text[])
+          as l(order_line_id, item_id, location_id, bin_location, qty_to_pick, line_number, item_number_display, item_description, unit_of_measure)
       )
       select * from batch`.execute(tx);
     const batch = created!;
@@ -188,7 +194,7 @@ async function changeLine(db: Kysely<DB>, actor: Actor, batchId: string, lineId:
   });
   if (!changed) return serializeLine(row);
   const { status, qty_picked, qty_short, short_reason, pack_verified_at } = changed;
-  return serializeLine({ ...row, status, qty_picked, qty_short, short_reason, pack_verified_at });
+  return serializeLine({ ...row, status, qty_picked, qty_short, short_reason, pack_verified_at: isoTimeOfJson(pack_verified_at) });
 }
 
 /** The columns a line action changes, as the update returned them (JSON). */
