@@ -302,13 +302,17 @@ const STEPS: (Step | Lanes)[] = [
        now() - make_interval(secs => (${RECEIPTS} - n) * (63072000.0 / ${RECEIPTS})), now()
      from generate_series(1, ${RECEIPTS}) n
      join (select id, row_number() over (order by code) - 1 k from manufacturers) m on m.k = n % ${MANUFACTURERS}`),
+    // Each line's item is the partner's k-th; k is computed from the partner's item count before the join, so the
+    // join is an equality on (partner, k): with the count on the item's side, the planner joined on the partner alone
+    // and filtered, 4,000 receipts by 20,000 items a partner (880 s at 1,000,000 items, stop 51; now seconds).
     ...withoutIndexes('receiving_lines', `insert into receiving_lines (batch_id, item_id, qty_received, item_number_display, item_description)
      select b.id, i.id, 10 + j, i.item_number_display, i.description
      from (select id, manufacturer_id, row_number() over (order by batch_number) n from receiving_batches) b
      cross join generate_series(0, 2) j
+     join (select manufacturer_id, count(*) c from items group by 1) mc on mc.manufacturer_id = b.manufacturer_id
      join (select id, manufacturer_id, item_number_display, description,
-             row_number() over (partition by manufacturer_id order by id) - 1 k, count(*) over (partition by manufacturer_id) c from items) i
-       on i.manufacturer_id = b.manufacturer_id and i.k = (b.n * 3 + j) % i.c`)],
+             row_number() over (partition by manufacturer_id order by id) - 1 k from items) i
+       on i.manufacturer_id = b.manufacturer_id and i.k = (b.n * 3 + j) % mc.c`)],
   // The delivery log of one subscription: 30 days, one in a hundred failed and one in a thousand dead.
   ['delivery log', `select wms_month_partitions('webhook_deliveries', (now() - interval '30 days')::date, now()::date)`,
     `insert into webhook_subscriptions (url, event_kinds, secret_sealed, is_active) values ('${LOG_SUBSCRIPTION_URL}', '{*}', 'bench', false)`,
