@@ -1,5 +1,6 @@
-// The pick batch's SQL: the session with its lines and parcels in one query, the list, and the locks every action
-// takes (the order row first, then the batch row: one order for all, so no two actions can deadlock).
+// The pick batch's SQL: the session with its lines and parcels in one query, the list (its page, then its lines), and
+// the locks every action takes (the order row first, then the batch row: one order for all, so no two actions can
+// deadlock).
 import { sql, type Expression, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
 import type { DB, ItemsTable, LocationsTable, PickBatchesTable, PickBatchLinesTable, PickBatchParcelsTable } from '../../db/schema.ts';
 import { countedTotalExpression, rowCount, totalOfPage } from '../../db/list-counts.ts';
@@ -18,8 +19,8 @@ export const WAREHOUSE_SHIPPED = sql<number>`qty_shipped - case when direct_ship
 export const LIVE_BATCH = ['in_progress', 'completed', 'packed'] as const;
 
 /** A line of a session as the session query returns it (its verification time as ISO text). */
-export type SessionLineRow = Pick<Selectable<PickBatchLinesTable>, 'id' | 'order_line_id' | 'item_id' | 'bin_location' | 'short_reason' | 'qty_to_pick' | 'qty_picked' | 'qty_short' | 'status'>
-  & Pick<Selectable<PickBatchLinesTable>, 'item_number_display' | 'item_description' | 'unit_of_measure'>
+export type SessionLineRow = Pick<Selectable<PickBatchLinesTable>, 'id' | 'order_line_id' | 'item_id' | 'item_number_display' | 'item_description'
+  | 'bin_location' | 'unit_of_measure' | 'short_reason' | 'qty_to_pick' | 'qty_picked' | 'qty_short' | 'status'>
   & Pick<Selectable<ItemsTable>, 'qty_on_hand' | 'qty_available'>
   & Pick<Selectable<LocationsTable>, 'zone' | 'aisle' | 'rack' | 'shelf'>
   & { pack_verified_at: string | null; exception_status: string | null };
