@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { call, createItem, createManufacturer, expectError, startApp, userWithKey, type TestApp } from './helpers.ts';
+import type { Actor } from '../src/http/auth.ts';
+import { RowTexts } from '../src/http/row-texts.ts';
+import { getItemText } from '../src/modules/items/service.ts';
+import { call, createItem, createManufacturer, expectError, onPostgres, startApp, userWithKey, type TestApp } from './helpers.ts';
 
 let t: TestApp;
 let acme: string;
@@ -12,6 +15,7 @@ before(async () => {
 });
 after(() => t.close());
 
+const staff = { manufacturerId: null } as Actor;
 const stored = (id: string) => t.db.selectFrom('items').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
 describe('create', () => {
@@ -82,6 +86,84 @@ describe('get and update', () => {
     expectError(await call(t.app, 'GET', `/api/v1/items/${id}/locations`, { key: consignor.key }), 404, 'not_found');
     expectError(await call(t.app, 'PATCH', `/api/v1/items/${id}`, { key: consignor.key, body: { description: 'mine now' } }), 404, 'not_found');
     assert.equal((await stored(id)).description, 'Item GET-1');
+  });
+
+  test('a read is made of the kept text while the item and its partner are unchanged; any write of either shows at once', async () => {
+    const id = await createItem(t, acme, 'GET-TEXT', { category: 'Tools' });
+    const statements: string[] = [];
+    const counted = t.db.withPlugin({
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        statements.push(args.queryId.queryId);
+        return args.result;
+      },
+    });
+    const texts = new RowTexts();
+    const read = async () => {
+      statements.length = 0;
+      const text = JSON.parse(await getItemText(counted, texts, staff, id));
+      return { item: text, statements: statements.length };
+    };
+    const first = await read();
+    assert.equal(first.statements, 2, 'the version, then the rows whole');
+    assert.deepEqual(first.item, (await call(t.app, 'GET', `/api/v1/items/${id}`, { key: t.adminKey })).body.data);
+    assert.deepEqual(await read(), { item: first.item, statements: 1 });
+    // A stock write through SQL (as a movement makes), a PATCH, a partner's rename: each is in the next read.
+    await t.db.updateTable('items').set({ qty_on_hand: 7 }).where('id', '=', id).execute();
+    assert.deepEqual(await read(), { item: { ...first.item, qty_on_hand: 7, qty_available: 7 }, statements: 2 });
+    await call(t.app, 'PATCH', `/api/v1/items/${id}`, { key: t.adminKey, body: { category: 'Hand tools' } });
+    const patched = await read();
+    assert.equal(patched.item.category, 'Hand tools');
+    assert.deepEqual((await call(t.app, 'GET', `/api/v1/items/${id}`, { key: t.adminKey })).body.data, patched.item);
+    try {
+      await t.db.updateTable('manufacturers').set({ name: 'Acme Supply Co' }).where('id', '=', acme).execute();
+      assert.equal((await read()).item.manufacturer_name, 'Acme Supply Co');
+    } finally {
+      await t.db.updateTable('manufacturers').set({ name: 'ACME Inc.' }).where('id', '=', acme).execute();
+    }
+    // Another partner's key does not find it, even with its text kept.
+    await assert.rejects(getItemText(counted, texts, { manufacturerId: other } as Actor, id), (error: { status: number; code: string }) => error.status === 404 && error.code === 'not_found');
+  });
+
+  test('an item deleted between the version and the whole read is 404', { skip: !onPostgres && 'needs PostgreSQL: PGlite has one connection, which the read holds while the delete waits' }, async () => {
+    const id = await createItem(t, acme, 'GET-GONE');
+    await t.db.deleteFrom('history').where('entity_id', '=', id).execute();
+    let deleted = false;
+    const racing = t.db.withPlugin({
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        if (!deleted) {
+          deleted = true;
+          await t.db.deleteFrom('items').where('id', '=', id).execute();
+        }
+        return args.result;
+      },
+    });
+    await assert.rejects(getItemText(racing, new RowTexts(), staff, id), (error: { status: number; code: string }) => error.status === 404 && error.code === 'not_found');
+    assert.ok(deleted);
+    assert.equal(await t.db.selectFrom('items').select('id').where('id', '=', id).executeTakeFirst(), undefined);
+  });
+
+  test('reads beside an uncommitted change see the item as it was, and the change once it commits', { skip: !onPostgres && 'needs PostgreSQL: a second connection' }, async () => {
+    const id = await createItem(t, acme, 'GET-TX');
+    const read = async () => (await call(t.app, 'GET', `/api/v1/items/${id}`, { key: t.adminKey })).body.data;
+    const before = await read();
+    await t.db.transaction().execute(async (tx) => {
+      await tx.updateTable('items').set({ lead_time_days: before.lead_time_days + 1 }).where('id', '=', id).execute();
+      assert.deepEqual(await read(), before, 'nothing committed yet');
+    });
+    assert.equal((await read()).lead_time_days, before.lead_time_days + 1);
+  });
+
+  test('item reads racing its changes end on what the database holds', async () => {
+    const id = await createItem(t, acme, 'GET-RACE');
+    const read = () => call(t.app, 'GET', `/api/v1/items/${id}`, { key: t.adminKey });
+    const patches = Array.from({ length: 20 }, (_, n) => call(t.app, 'PATCH', `/api/v1/items/${id}`, { key: t.adminKey, body: { unit_weight: n + 1 } }));
+    const answers = await Promise.all([...patches, ...Array.from({ length: 40 }, read)]);
+    assert.ok(answers.every((answer) => answer.status === 200), JSON.stringify(answers.find((answer) => answer.status !== 200)?.body));
+    const { unit_weight } = await stored(id);
+    assert.equal((await read()).body.data.unit_weight, unit_weight);
+    assert.equal((await read()).body.data.unit_weight, unit_weight, 'and again, from its kept text');
   });
 
   test('PATCH keeps omitted fields, overwrites sent ones, clears with an empty string', async () => {

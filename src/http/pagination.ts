@@ -63,3 +63,8 @@ export function sendListTexts(reply: FastifyReply, rowTexts: string[], totalCoun
   const { meta } = listResponse([], totalCount, page);
   return reply.type('application/json; charset=utf-8').send(`{"data":[${rowTexts.join(',')}],"meta":${JSON.stringify(meta)}}`);
 }
+
+/** An answer {data} made of one row's JSON text (http/row-texts.ts), sent as it is. */
+export function sendDataText(reply: FastifyReply, rowText: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(`{"data":${rowText}}`);
+}

@@ -1,18 +1,15 @@
 // The read cache: a repeated GET is answered from memory while what it was made from has not changed since.
 //
-// "Not changed" is PostgreSQL's own word, at one of two grains:
-// - A list or a search depends on many rows. pg_current_snapshot() names the transactions a query can see, and two
-//   equal snapshots see exactly the same committed rows, so an answer that depends only on rows, its URL and the
-//   caller's partner scope (not on the clock) is the same under both. Any transaction that writes, on any instance,
-//   moves the snapshot on, so there is nothing to invalidate and no list of tables to keep in step with the queries;
-//   the price is that these answers only pay between writes.
-// - A single record depends on a few rows. Every committed change of a row gives it a new version (its xmin), so the
-//   route reads those versions and the answer is served while they are the same; writes elsewhere do not matter.
-// Either way a hit costs one short round trip, which is what keeps it exact across instances with no notification.
+// "Not changed" is PostgreSQL's own word: pg_current_snapshot() names the transactions a query can see, and two equal
+// snapshots see exactly the same committed rows, so a list or search answer that depends only on rows, its URL and the
+// caller's partner scope (not on the clock) is the same under both. Any transaction that writes, on any instance,
+// moves the snapshot on, so there is nothing to invalidate and no list of tables to keep in step with the queries; the
+// price is that these answers only pay between writes. A hit costs one short round trip, which is what keeps it exact
+// across instances with no notification. (The item read is not here: it is made of its rows' kept text, checked
+// against their version on every read, which costs the same round trip and serves under writes too: http/row-texts.ts.)
 //
-// Why reading the version before the query is enough: the query runs later, so it sees that state or a newer one. A
-// later request that reads the same version again means nothing committed in between (for a snapshot), or that the
-// rows are still as they were (for row versions); if something did change, the version read differs and it misses.
+// Why reading the snapshot before the query is enough: the query runs later, so it sees that state or a newer one. A
+// later request that reads the same snapshot again means nothing committed in between; if something did, it misses.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
@@ -22,16 +19,15 @@ import type { App } from './types.ts';
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * A GET whose 200 answer may come from the read cache; it must depend only on rows, its URL and the caller's partner
-     * scope. `clockParams` (lists): versioned by the database snapshot, and a request using one of these query
-     * parameters (a filter relative to the current time) is not cached. `rowVersion` (single records): the versions of
-     * the rows the answer is made from, or null when there is none to trust (the route then answers as it would).
+     * A GET (a list or a search) whose 200 answer may come from the read cache, versioned by the database snapshot; it
+     * must depend only on rows, its URL and the caller's partner scope. A request using one of `clockParams` (a filter
+     * relative to the current time) is not cached.
      */
-    readCache?: { clockParams: string[] } | { rowVersion: (request: FastifyRequest) => Promise<string | null> };
+    readCache?: { clockParams: string[] };
   }
   interface FastifyRequest {
-    /** Set on a cacheable miss: where its answer is stored once serialized, and under which version. */
-    readCacheSlot: { key: string; version: string; bySnapshot: boolean } | null;
+    /** Set on a cacheable miss: where its answer is stored once serialized, and under which snapshot. */
+    readCacheSlot: { key: string; version: string } | null;
   }
 }
 
@@ -77,8 +73,7 @@ export function isNewerSnapshot(a: string, b: string): boolean {
 // connection committed 100 times a second (docs/decisions.md, Read cache). So each route counts its snapshot lookups:
 // when fewer than 5 of a round of 100 hit and the snapshot moved on at least 5 of them, the route skips the cache (no
 // snapshot read, nothing stored) for 2 s, then tries again. Misses with a still snapshot (answers not asked for yet:
-// a cache warming up, an integrator paging) do not count against it: once asked again, they hit. Item reads are
-// versioned by their own rows and keep hitting under writes elsewhere: they are not counted.
+// a cache warming up, an integrator paging) do not count against it: once asked again, they hit.
 const SNAPSHOT_ROUND = 100;
 const SNAPSHOT_MIN_HITS = 5;
 const SNAPSHOT_MIN_MOVES = 5;
@@ -88,27 +83,20 @@ const SNAPSHOT_BYPASS_MS = 2_000;
 // for ASCII, which JSON answers mostly are): the map slot, the strings' headers and the version, roughly.
 const ENTRY_OVERHEAD = 100;
 
-// A row version is a 32-bit transaction id, so a row could in principle be given the same one again; a route offers
-// only versions that cannot come round within 2^31 transactions (see itemVersion), and an entry is trusted for ten
-// minutes at most, far less than the time any server takes to use that many.
-const ROW_VERSION_TTL_MS = 600_000;
-
 interface Entry {
+  /** The snapshot the answer was made under. */
   version: string;
   body: string;
-  /** Looked at for row-versioned entries only; snapshot entries go when the snapshot moves on. */
-  expiresAt: number;
 }
 
 /**
- * Adds the cache to every route whose config has `readCache`; `maxBytes` 0 leaves it out. Snapshot entries were all
- * made under `latest`, the newest snapshot seen: when a newer one is read, they are dropped, since they can never be
- * served again. Within the budget the least recently used entries go first.
+ * Adds the cache to every route whose config has `readCache`; `maxBytes` 0 leaves it out. The entries were all made
+ * under `latest`, the newest snapshot seen: when a newer one is read, they are dropped, since they can never be served
+ * again. Within the budget the least recently used entries go first.
  */
 export function registerReadCache(app: App, db: Kysely<DB>, maxBytes: number): ReadCache {
   // In order of use: a hit moves its entry to the end, eviction takes from the front.
   const entries = new Map<string, Entry>();
-  const bySnapshot = new Set<string>();
   let latest = '';
   let bytes = 0;
   const counts = { hits: 0, misses: 0, bypassed: 0 };
@@ -121,7 +109,6 @@ export function registerReadCache(app: App, db: Kysely<DB>, maxBytes: number): R
     const entry = entries.get(key);
     if (!entry) return;
     entries.delete(key);
-    bySnapshot.delete(key);
     bytes -= sizeOf(key, entry);
   }
 
@@ -147,33 +134,30 @@ export function registerReadCache(app: App, db: Kysely<DB>, maxBytes: number): R
   }
 
   /**
-   * The version the answer would be made under now; null when it is not to be cached, 'bypass' when its route skips
+   * The snapshot the answer would be made under now; null when it is not to be cached, 'bypass' when its route skips
    * the cache for now.
    */
-  async function versionOf(request: FastifyRequest): Promise<{ version: string; bySnapshot: boolean } | 'bypass' | null> {
+  async function snapshotToServe(request: FastifyRequest): Promise<string | 'bypass' | null> {
     const config = request.routeOptions.config.readCache!;
-    if ('rowVersion' in config) {
-      const version = await config.rowVersion(request);
-      return version === null ? null : { version, bySnapshot: false };
-    }
     const query = request.query as Record<string, unknown>;
     if (config.clockParams.some((name) => query[name] !== undefined)) return null;
     // The route's lookups, under writes, hit too seldom of late to be worth their round trip.
     if (roundOf(request).skipUntil > Date.now()) return 'bypass';
     const snapshot = await currentSnapshot(db);
     if (isNewerSnapshot(snapshot, latest)) {
-      for (const key of bySnapshot) drop(key);
+      entries.clear();
+      bytes = 0;
       latest = snapshot;
     }
     // A snapshot older than the newest seen (its reply overtaken by another connection's) answers from the database
     // and keeps nothing.
-    return snapshot === latest ? { version: snapshot, bySnapshot: true } : null;
+    return snapshot === latest ? snapshot : null;
   }
 
   async function lookup(request: FastifyRequest, reply: FastifyReply) {
     // Only JSON answers are kept: an export (Accept: text/csv) is read afresh.
     if (preferredRepresentation(request, [JSON_TYPE, CSV]) !== JSON_TYPE) return;
-    const current = await versionOf(request);
+    const current = await snapshotToServe(request);
     if (!current) return;
     if (current === 'bypass') {
       counts.bypassed++;
@@ -182,8 +166,8 @@ export function registerReadCache(app: App, db: Kysely<DB>, maxBytes: number): R
     // The partner scope is the only thing about the caller that changes an answer (a permission refuses, it never trims).
     const key = `${request.actor?.manufacturerId ?? '*'} ${request.url}`;
     const entry = entries.get(key);
-    const hit = entry !== undefined && entry.version === current.version && (current.bySnapshot || entry.expiresAt > Date.now());
-    if (current.bySnapshot) countSnapshotLookup(request, current.version, hit);
+    const hit = entry !== undefined && entry.version === current;
+    countSnapshotLookup(request, current, hit);
     if (hit) {
       counts.hits++;
       entries.delete(key);
@@ -192,18 +176,17 @@ export function registerReadCache(app: App, db: Kysely<DB>, maxBytes: number): R
     }
     counts.misses++;
     reply.header(CACHE_HEADER, 'miss');
-    request.readCacheSlot = { key, ...current };
+    request.readCacheSlot = { key, version: current };
   }
 
   const store = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
     const slot = request.readCacheSlot;
-    if (slot && (!slot.bySnapshot || slot.version === latest) && reply.statusCode === 200 && typeof payload === 'string') {
-      const entry = { version: slot.version, body: payload, expiresAt: Date.now() + ROW_VERSION_TTL_MS };
+    if (slot && slot.version === latest && reply.statusCode === 200 && typeof payload === 'string') {
+      const entry = { version: slot.version, body: payload };
       const size = sizeOf(slot.key, entry);
       if (size <= maxBytes) {
         drop(slot.key);
         entries.set(slot.key, entry);
-        if (slot.bySnapshot) bySnapshot.add(slot.key);
         bytes += size;
         for (const key of entries.keys()) {
           if (bytes <= maxBytes) break;

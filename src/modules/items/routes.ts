@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { actorOf } from '../../http/auth.ts';
-import { listResponse, pageOf, pageParams, sendListTexts } from '../../http/pagination.ts';
+import { listResponse, pageOf, pageParams, sendDataText, sendListTexts } from '../../http/pagination.ts';
 import { sendCsvExport } from '../../http/csv-export.ts';
 import { CSV, JSON_TYPE, preferredRepresentation } from '../../http/representations.ts';
 import { Closed, DataEnvelope, ListEnvelope, listOrCsv, noContent, responses, Uuid } from '../../http/schemas.ts';
@@ -12,7 +12,7 @@ import {
 } from './schemas.ts';
 import { LIST_COLUMNS, serializeListItem, serializeSearchItem } from './serialize.ts';
 import {
-  addAlias, createItem, discontinueItem, getItem, itemBinStock, itemVersion, listAliases, reactivateItem, removeAlias, updateItem,
+  addAlias, createItem, discontinueItem, getItemText, itemBinStock, listAliases, reactivateItem, removeAlias, updateItem,
 } from './service.ts';
 
 const tags = ['Items'];
@@ -71,12 +71,9 @@ export async function itemRoutes(app: App, { db, reads, rowTexts }: ModuleDeps) 
   });
 
   app.get('/items/:id', {
-    config: {
-      ...view,
-      readCache: { rowVersion: (request) => itemVersion(db, actorOf(request), (request.params as { id: string }).id) },
-    },
+    config: view,
     schema: { tags, summary: 'Get an item', params: ItemParams, response: responses({ 200: DataEnvelope(Item) }) },
-  }, async (request) => ({ data: await getItem(db, actorOf(request), request.params.id) }));
+  }, async (request, reply) => sendDataText(reply, await getItemText(db, rowTexts, actorOf(request), request.params.id)));
 
   app.patch('/items/:id', {
     config: edit,

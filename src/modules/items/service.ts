@@ -6,6 +6,7 @@ import { recordHistory } from '../../domain/history.ts';
 import { inPartnerScope, type Actor } from '../../http/auth.ts';
 import { forbidden, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
 import { onePage, type Page } from '../../http/pagination.ts';
+import { versionOf, type RowTexts } from '../../http/row-texts.ts';
 import { normalizeItemNumber } from './queries.ts';
 import { serializeItem } from './serialize.ts';
 
@@ -28,30 +29,30 @@ function itemWithPartner(actor: Actor, id: string) {
   return sql`from items i join manufacturers m on m.id = i.manufacturer_id where i.id = ${id} ${scope}`;
 }
 
-// The item read is the API's most frequent request: built with the query builder it spent 11 µs of node time per
-// request on building alone, about a tenth of the request; this template takes under 1 µs.
-export async function getItem(db: Kysely<DB>, actor: Actor, id: string) {
-  const { rows } = await sql<Selectable<ItemsTable> & { manufacturer_code: string; manufacturer_name: string }>`
-    select i.*, m.code as manufacturer_code, m.name as manufacturer_name ${itemWithPartner(actor, id)}`.execute(db);
-  const row = rows[0];
-  if (!row) throw notFound('item');
-  return serializeItem(row, row);
-}
+const ITEM_TEXTS = 'item';
+const itemRowsVersion = versionOf('i', 'm');
 
 /**
- * The versions of the rows an item read is made from (the item and its supply partner), for the read cache; null when
- * the item is not there for this caller, or when a version must not be trusted (below).
- *
- * A version is a row's xmin, a 32-bit transaction id. Freezing keeps a row's original xmin, so a row unchanged for a
- * whole round of 2^32 transactions shows an id the server is about to hand out again, and the next change could come
- * back with the same version. age() >= 0 keeps only ids handed out within the last 2^31 transactions: the same id is
- * then at least 2^31 transactions away, far more than the read cache's ten minutes can see.
+ * An item as the JSON text of its read. The API's most frequent request: its first statement reads only the version
+ * of the item's and its partner's rows (http/row-texts.ts); a text kept at that version is the answer, otherwise the
+ * rows are read whole and their text kept. Reading the item's 45 columns and serializing them was a fifth of the
+ * read's CPU in the service (docs/decisions.md, "Row texts"). Built as templates: with the query builder the read
+ * spent 11 µs of node time per request on building alone, about a tenth of the request; a template takes under 1 µs.
  */
-export async function itemVersion(db: Kysely<DB>, actor: Actor, id: string): Promise<string | null> {
-  const { rows } = await sql<{ version: string | null }>`
-    select case when age(i.xmin) >= 0 and age(m.xmin) >= 0 then i.xmin::text || '/' || m.xmin::text end as version
+export async function getItemText(db: Kysely<DB>, texts: RowTexts, actor: Actor, id: string): Promise<string> {
+  const { rows: [seen] } = await sql<{ version: string }>`select ${itemRowsVersion} as version ${itemWithPartner(actor, id)}`.execute(db);
+  if (!seen) throw notFound('item');
+  const kept = texts.get(ITEM_TEXTS, id, seen.version);
+  if (kept !== undefined) return kept;
+  const { rows: [row] } = await sql<Selectable<ItemsTable> & { manufacturer_code: string; manufacturer_name: string; version: string }>`
+    select i.*, m.code as manufacturer_code, m.name as manufacturer_name, ${itemRowsVersion} as version
     ${itemWithPartner(actor, id)}`.execute(db);
-  return rows[0]?.version ?? null;
+  // Deleted since the first statement read it.
+  if (!row) throw notFound('item');
+  const { version, ...item } = row;
+  const text = JSON.stringify(serializeItem(item, item));
+  texts.set(ITEM_TEXTS, id, version, text);
+  return text;
 }
 
 export interface NewItem {
