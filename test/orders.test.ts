@@ -220,6 +220,8 @@ describe('carriers, drop-ship locations and third-party payers', () => {
     const fields = { ship_method: 'Ground', ship_via_other: 'Old Dominion', freight_terms: 'PREPAID' };
     const parcel = (await enter([{ item_id: a, qty_ordered: 1 }], { ...fields, ship_via_id: shipVia.UPS })).body.data.order;
     assert.deepEqual([parcel.ship_method, parcel.ship_via_other, parcel.freight_terms, parcel.ship_via_mode, parcel.ship_via_code], ['Ground', null, 'PREPAID', 'parcel', 'UPS']);
+    // The entry's answer carries the carrier's joins as the detail read does.
+    assert.deepEqual(parcel, (await call(t.app, 'GET', `/api/v1/orders/${parcel.id}`, { key: t.adminKey })).body.data.order);
     const ltl = (await enter([{ item_id: a, qty_ordered: 1 }], { ...fields, ship_via_id: shipVia.LTL })).body.data.order;
     assert.deepEqual([ltl.ship_method, ltl.ship_via_other, ltl.ship_via_mode], [null, 'Old Dominion', 'ltl']);
     const pickup = (await enter([{ item_id: a, qty_ordered: 1 }], { ...fields, ship_via_id: shipVia['WILL-CALL'] })).body.data.order;

@@ -59,7 +59,7 @@ interface AlsoWritten {
 
 /**
  * recordAndEmit whose statement answers with the rows of `answer`, a select over the names of `writes`, instead of
- * the event: what the writes made comes back without a read of its own (order entry's lines).
+ * the event: what the writes made comes back without a read of its own (order entry's order and lines).
  */
 export function recordAndEmitAnswering<Row>(
   tx: Transaction<DB>, author: Author, entry: HistoryEntry, kind: EventKind, data: Record<string, unknown>,

@@ -2,6 +2,7 @@
 // totals that follow from its lines.
 import { sql, type InsertObject, type RawBuilder, type Transaction } from 'kysely';
 import type { FulfillmentSource } from '../../db/column-types.ts';
+import { isoTimeOfJson } from '../../db/timestamps.ts';
 import type { DB } from '../../db/schema.ts';
 import { commitStock, releaseCommitment, type Commitment } from '../../domain/stock.ts';
 import { ApiError, invalidRequest } from '../../domain/errors.ts';
@@ -176,16 +177,24 @@ export async function refreshTotals(tx: Transaction<DB>, orderId: string): Promi
 
 /**
  * The WITH clauses of order entry that insert the lines and the order with its totals from them, for a statement that
- * writes the rest of the entry too (recordAndEmitAnswering's `writes`), and the select that answers with the lines as
- * inserted (its `answer`). The order is inserted whole, after its lines in the same statement (their foreign key is
- * checked at its end): an update of the new row for its totals rewrote it with all of its 15 indexes, three of them
- * trigram indexes, and counted it again in list_counts.
+ * writes the rest of the entry too (recordAndEmitAnswering's `writes`): `entered_order` is the order's row as
+ * inserted, and `lines` its lines as inserted, as JSON (enteredLine reads them), for the statement's answer: the
+ * entry's answer without a read of its own. The order is inserted whole, after its lines in the same statement (their
+ * foreign key is checked at its end): an update of the new row for its totals rewrote it with all of its 15 indexes,
+ * three of them trigram indexes, and counted it again in list_counts.
  */
 export function insertOrderWithLines(tx: Transaction<DB>, order: InsertObject<DB, 'orders'>, lines: InsertObject<DB, 'order_lines'>[]) {
   const insertedLines = tx.insertInto('order_lines').values(lines);
   const insertedOrder = tx.insertInto('orders').values({ ...order, ...totalsOf(sql`entered_lines l`) });
   return {
-    writes: sql`entered_lines as (${insertedLines.returningAll()}), entered_order as (${insertedOrder})`,
-    answer: sql<LineRow>`select * from entered_lines order by line_number`,
+    writes: sql`entered_lines as (${insertedLines.returningAll()}), entered_order as (${insertedOrder.returningAll()})`,
+    lines: sql<LineRow[]>`(select json_agg(l order by l.line_number) from entered_lines l)`,
   };
 }
+
+/** A line of insertOrderWithLines' `lines`: its times came as JSON (`...+00:00`), the rest as the driver reads them. */
+export const enteredLine = (line: LineRow): LineRow => ({
+  ...line,
+  created_at: isoTimeOfJson(line.created_at), updated_at: isoTimeOfJson(line.updated_at),
+  direct_notified_at: isoTimeOfJson(line.direct_notified_at), direct_shipped_at: isoTimeOfJson(line.direct_shipped_at),
+});

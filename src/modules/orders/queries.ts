@@ -29,18 +29,24 @@ const DISPLAY_SUBSTATUS = sql<DisplaySubstatus | null>`(select case
     else 'picked' end
   from pick_batches b where b.order_id = o.id and b.status in (${sql.join(ACTIVE_BATCH)}))`;
 
+/**
+ * Where an order's row is read: its table, or `entered_order`, the row order entry's statement inserts (the
+ * statement's own select cannot read it from the table).
+ */
+type OrderSource = 'orders' | 'entered_order';
+
 /** An order with the rows its header shows: partner, customer, ship-via, who recorded LTL freight. */
-function joined(db: Executor) {
+function joined(db: Executor, source: OrderSource = 'orders') {
   return db
-    .selectFrom('orders as o')
+    .selectFrom(sql<OrderRow>`${sql.table(source)}`.as('o'))
     .innerJoin('manufacturers as m', 'm.id', 'o.manufacturer_id')
     .innerJoin('customers as c', 'c.id', 'o.customer_id')
     .leftJoin('ship_via as sv', 'sv.id', 'o.ship_via_id')
     .leftJoin('users as lu', 'lu.id', 'o.ltl_recorded_by');
 }
 
-function withJoins(db: Executor) {
-  return joined(db)
+export function withJoins(db: Executor, source: OrderSource = 'orders') {
+  return joined(db, source)
     .selectAll('o')
     .select([
       'm.code as manufacturer_code', 'm.name as manufacturer_name', 'c.name as customer_name', 'c.account_number as customer_account',

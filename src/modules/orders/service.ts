@@ -9,11 +9,11 @@ import { emit, recordAndEmit, recordAndEmitAnswering } from '../../domain/events
 import { recordHistories, recordHistory, type HistoryEntry } from '../../domain/history.ts';
 import { forbidden, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
 import type { Actor } from '../../http/auth.ts';
-import { insertOrderWithLines, prepareLines, refreshTotals, releaseLines, type LineRequest } from './lines.ts';
+import { enteredLine, insertOrderWithLines, prepareLines, refreshTotals, releaseLines, type LineRequest } from './lines.ts';
 import { followDirectShipments } from './direct-ship.ts';
-import { lockOrder, orderWithJoins } from './queries.ts';
+import { lockOrder, orderWithJoins, withJoins } from './queries.ts';
 import { orderEvent, readOrder, type CreatedOrderResponse, type EventOrder, type OrderResponse } from './read.ts';
-import { serializeCreatedLine, serializeOrder, type OrderRow } from './serialize.ts';
+import { serializeCreatedLine, serializeOrder, type LineRow, type OrderJoins, type OrderRow } from './serialize.ts';
 
 /** Statuses whose header may change: before the order ships. */
 const OPEN: OrderStatus[] = ['entered', 'selected', 'released', 'partial'];
@@ -156,23 +156,28 @@ export async function createOrder(db: Kysely<DB>, actor: Actor, input: NewOrder)
     };
     const lines = await prepareLines(tx, { ...order, line_count: 0 }, input.lines.map((line, index) => ({ line, index, lineNumber: index + 1 })));
     // The order, its lines and totals, the entry's and the priority's audit records and the event: one statement, which
-    // answers with the lines as inserted (the answer's lines, without a read of their own).
-    const entered = await recordAndEmitAnswering(tx, actor,
+    // answers with the order as inserted, with its joins and its lines (the answer, without a read of its own).
+    const { writes, lines: enteredLines } = insertOrderWithLines(tx, {
+      ...header,
+      ...shipTo,
+      ...order,
+      drop_ship_location_id: input.drop_ship_location_id ?? null,
+      ...(input.order_date ? { order_date: input.order_date } : {}),
+      created_by: actor.userId,
+      updated_by: null,
+    }, lines);
+    const priority = input.priority ?? order.priority;
+    const [entered] = await recordAndEmitAnswering(tx, actor,
       { entityType: 'order', entityId: order.id, action: 'created', manufacturerId: order.manufacturer_id, after: { order_number: order.order_number, lines: input.lines.length } },
       'order.created', orderEvent(order), {
-        after: [priorityEntry(order, input.priority ?? order.priority)],
-        ...insertOrderWithLines(tx, {
-          ...header,
-          ...shipTo,
-          ...order,
-          drop_ship_location_id: input.drop_ship_location_id ?? null,
-          ...(input.order_date ? { order_date: input.order_date } : {}),
-          created_by: actor.userId,
-          updated_by: null,
-        }, lines),
+        after: [priorityEntry(order, priority)],
+        writes,
+        answer: sql<OrderRow & OrderJoins & { lines: LineRow[] }>`${withJoins(tx, 'entered_order').select(enteredLines.as('lines'))}`,
       });
-    await changePriorityOf(tx, actor, order, input.priority ?? order.priority);
-    return { order: serializeOrder(await orderWithJoins(tx, actor, order.id), 'detail'), lines: entered.map(serializeCreatedLine) };
+    await changePriorityOf(tx, actor, order, priority);
+    // The header as entered, or as a priority other than the default left it.
+    const shown = priority === order.priority ? entered! : await orderWithJoins(tx, actor, order.id);
+    return { order: serializeOrder(shown, 'detail'), lines: entered!.lines.map((line) => serializeCreatedLine(enteredLine(line))) };
   });
 }
 
