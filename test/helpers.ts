@@ -271,3 +271,16 @@ export async function adjust(t: TestApp, itemId: string, quantity: number, locat
     key, body: { item_id: itemId, quantity, reason: 'test', ...(locationId ? { location_id: locationId } : {}) },
   });
 }
+
+/** `db` with a count of the statements it has run: `count()` since the last `reset()`. */
+export function countingStatements(db: Kysely<DB>) {
+  let statements = 0;
+  const counted = db.withPlugin({
+    transformQuery: (args) => args.node,
+    transformResult: async (args) => {
+      statements++;
+      return args.result;
+    },
+  });
+  return { db: counted, count: () => statements, reset: () => void (statements = 0) };
+}

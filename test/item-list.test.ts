@@ -6,7 +6,7 @@ import type { Actor } from '../src/http/auth.ts';
 import { pageOf } from '../src/http/pagination.ts';
 import { RowTexts } from '../src/http/row-texts.ts';
 import { listItems } from '../src/modules/items/queries.ts';
-import { call, createItem, createManufacturer, expectError, onPostgres, startApp, userWithKey, type TestApp } from './helpers.ts';
+import { call, countingStatements, createItem, createManufacturer, expectError, onPostgres, startApp, userWithKey, type TestApp } from './helpers.ts';
 
 let t: TestApp;
 let north: string;
@@ -266,20 +266,13 @@ describe('row texts: a page made of the texts of rows already answered is the pa
   }
 
   test('known rows cost one statement; unknown ones are read by id', async () => {
-    const statements: string[] = [];
-    const counted = t.db.withPlugin({
-      transformQuery: (args) => args.node,
-      transformResult: async (args) => {
-        statements.push(args.queryId.queryId);
-        return args.result;
-      },
-    });
+    const statements = countingStatements(t.db);
     const texts = new RowTexts();
-    await listItems(counted, staff, { manufacturer: north }, firstPage, texts);
-    assert.equal(statements.length, 2, 'the versions, then the rows by id');
-    statements.length = 0;
-    const again = await listItems(counted, staff, { manufacturer: north }, firstPage, texts);
-    assert.equal(statements.length, 1, 'the versions alone');
+    await listItems(statements.db, staff, { manufacturer: north }, firstPage, texts);
+    assert.equal(statements.count(), 2, 'the versions, then the rows by id');
+    statements.reset();
+    const again = await listItems(statements.db, staff, { manufacturer: north }, firstPage, texts);
+    assert.equal(statements.count(), 1, 'the versions alone');
     assert.equal(again.rows.length, again.total);
   });
 

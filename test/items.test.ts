@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Actor } from '../src/http/auth.ts';
 import { RowTexts } from '../src/http/row-texts.ts';
 import { getItemText } from '../src/modules/items/service.ts';
-import { call, createItem, createManufacturer, expectError, onPostgres, startApp, userWithKey, type TestApp } from './helpers.ts';
+import { call, countingStatements, createItem, createManufacturer, expectError, onPostgres, startApp, userWithKey, type TestApp } from './helpers.ts';
 
 let t: TestApp;
 let acme: string;
@@ -16,6 +16,7 @@ before(async () => {
 after(() => t.close());
 
 const staff = { manufacturerId: null } as Actor;
+const notFoundError = (error: { status: number; code: string }) => error.status === 404 && error.code === 'not_found';
 const stored = (id: string) => t.db.selectFrom('items').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
 describe('create', () => {
@@ -90,19 +91,12 @@ describe('get and update', () => {
 
   test('a read is made of the kept text while the item and its partner are unchanged; any write of either shows at once', async () => {
     const id = await createItem(t, acme, 'GET-TEXT', { category: 'Tools' });
-    const statements: string[] = [];
-    const counted = t.db.withPlugin({
-      transformQuery: (args) => args.node,
-      transformResult: async (args) => {
-        statements.push(args.queryId.queryId);
-        return args.result;
-      },
-    });
+    const statements = countingStatements(t.db);
     const texts = new RowTexts();
     const read = async () => {
-      statements.length = 0;
-      const text = JSON.parse(await getItemText(counted, texts, staff, id));
-      return { item: text, statements: statements.length };
+      statements.reset();
+      const text = JSON.parse(await getItemText(statements.db, texts, staff, id));
+      return { item: text, statements: statements.count() };
     };
     const first = await read();
     assert.equal(first.statements, 2, 'the version, then the rows whole');
@@ -122,7 +116,7 @@ describe('get and update', () => {
       await t.db.updateTable('manufacturers').set({ name: 'ACME Inc.' }).where('id', '=', acme).execute();
     }
     // Another partner's key does not find it, even with its text kept.
-    await assert.rejects(getItemText(counted, texts, { manufacturerId: other } as Actor, id), (error: { status: number; code: string }) => error.status === 404 && error.code === 'not_found');
+    await assert.rejects(getItemText(statements.db, texts, { manufacturerId: other } as Actor, id), notFoundError);
   });
 
   test('an item deleted between the version and the whole read is 404', { skip: !onPostgres && 'needs PostgreSQL: PGlite has one connection, which the read holds while the delete waits' }, async () => {
@@ -139,7 +133,7 @@ describe('get and update', () => {
         return args.result;
       },
     });
-    await assert.rejects(getItemText(racing, new RowTexts(), staff, id), (error: { status: number; code: string }) => error.status === 404 && error.code === 'not_found');
+    await assert.rejects(getItemText(racing, new RowTexts(), staff, id), notFoundError);
     assert.ok(deleted);
     assert.equal(await t.db.selectFrom('items').select('id').where('id', '=', id).executeTakeFirst(), undefined);
   });

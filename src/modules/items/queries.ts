@@ -309,8 +309,9 @@ function listedItems(db: Kysely<DB>, actor: Actor, f: ItemFilter, page: Page | n
  * picked on items, the item's row. On a page picked on item_stock_state, its mirror row's, which every write of the
  * item writes anew (migration 0031), so that the page's statement reads no items row: a below_reorder page of 50
  * took PostgreSQL 0.17 ms instead of 0.31 (pgbench, docs/decisions.md, "Row texts"). Each kind keeps its texts apart.
+ * The item read (getItemText) versions its whole item's text by the item's row too.
  */
-const itemVersion = versionOf('i', 'm');
+export const itemVersion = versionOf('i', 'm');
 const stockStateVersion = versionOf('s', 'm');
 const texts = (stockPage: boolean) => (stockPage ? 'items by stock state' : 'items');
 
