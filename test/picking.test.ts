@@ -459,6 +459,27 @@ describe('the list and the floor\'s own keys', () => {
     assert.deepEqual((await ok(get(`/pick-batches?order=${orderId}`, key))).map((s: { ID: string }) => s.ID), [batch.ID]);
   });
 
+  test('start, pack and ship answer with the session a read right after shows (start with its line ids empty)', async () => {
+    const [a, b] = [await stockedItem(floor, 10), await stockedItem(floor, 6)];
+    const orderId = await releasedOrder(floor, [{ item: a, qty: 3 }, { item: b, qty: 2 }]);
+    const started = await ok(post(floor, '/pick-batches', { order_id: orderId }), 201);
+    const afterStart = await ok(get(`/pick-batches/${started.ID}`));
+    assert.deepEqual(started, { ...afterStart, Lines: afterStart.Lines.map((line: { PickBatchLineID: string }) => ({ ...line, PickBatchLineID: '' })) });
+    for (const line of afterStart.Lines) await ok(post(floor, `/pick-batches/${started.ID}/lines/${line.PickBatchLineID}/pick`, { qty_picked: line.QtyToPick }));
+    await ok(post(floor, `/pick-batches/${started.ID}/complete`));
+    for (const line of afterStart.Lines) await ok(post(floor, `/pick-batches/${started.ID}/lines/${line.PickBatchLineID}/verify`));
+    const packed = await ok(post(floor, `/pick-batches/${started.ID}/pack`));
+    assert.equal(packed.Status, 'packed');
+    assert.deepEqual(packed, await ok(get(`/pick-batches/${started.ID}`)));
+    await ok(post(floor, `/pick-batches/${started.ID}/parcels`, { tracking_number: '1ZFIRST', carrier: 'ups' }));
+    await ok(post(floor, `/pick-batches/${started.ID}/parcels`, { tracking_number: '1ZSECOND', carrier: 'ups' }));
+    const shipped = await ok(post(floor, `/pick-batches/${started.ID}/ship`, { tracking_number: '1ZRELABEL', carrier: 'fedex' }));
+    assert.deepEqual([shipped.Status, shipped.TrackingNumber, shipped.Parcels.map((p: { TrackingNumber: string }) => p.TrackingNumber)],
+      ['shipped', '1ZRELABEL', ['1ZRELABEL', '1ZSECOND']]);
+    assert.deepEqual(shipped.Lines.map((line: { QtyOnHand: number }) => line.QtyOnHand), [7, 4], 'the stock as shipping left it');
+    assert.deepEqual(shipped, await ok(get(`/pick-batches/${started.ID}`)));
+  });
+
   test('ship takes tracking_number and carrier together or not at all', async () => {
     const item = await stockedItem(floor, 10);
     const packed = await packedBatch(floor, await releasedOrder(floor, [{ item, qty: 1 }]));

@@ -4,13 +4,14 @@ import { sql, type Transaction } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { invalidStatus } from '../../domain/errors.ts';
 import type { DB } from '../../db/schema.ts';
-import { recordAndEmit } from '../../domain/events.ts';
+import { recordAndEmitAnswering } from '../../domain/events.ts';
 import type { Actor } from '../../http/auth.ts';
 import type { ModuleDeps } from '../../http/types.ts';
 import { renderPackingList } from '../documents/packing-list.ts';
 import { inTransactionWithDocuments, putDocument } from '../documents/service.ts';
-import { lockBatch, type BatchRow } from './queries.ts';
-import { batchEvent, readSession, requireBatchStatus } from './service.ts';
+import { lockBatch, sessionQuery, type BatchRow } from './queries.ts';
+import { serializeSession } from './serialize.ts';
+import { batchEvent, requireBatchStatus } from './service.ts';
 
 /**
  * What the packing list shows: the order's header, ship-to and carrier, and the batch's packed lines (those with units
@@ -64,15 +65,17 @@ export async function packBatch(deps: ModuleDeps, actor: Actor, batchId: string)
       description: `Packing list of ${batch.batch_number}`, tags: ['packing_list'],
     });
     const documentId = file.document.id;
-    // The batch, the document, their history rows and the event: one statement.
-    await recordAndEmit(tx, actor, {
+    // The batch, the document, their history rows and the event: one statement, which answers with the session as it
+    // began (packing changes nothing a session shows but the status).
+    const [session] = await recordAndEmitAnswering(tx, actor, {
       entityType: 'pick_batch', entityId: batchId, action: 'packed', manufacturerId: batch.manufacturer_id,
       before: { status: batch.status }, after: { status: 'packed', packing_list_document_id: documentId },
     }, 'pick_batch.packed', { ...batchEvent({ ...batch, status: 'packed' }, list.order_number), packing_list_document_id: documentId }, {
       before: [file.history],
       writes: sql`packed as (update pick_batches set status = 'packed', packed_at = ${packedAt}, packed_by = ${actor.userId}, updated_at = ${packedAt}
         where id = ${batchId}), document as (${file.insert})`,
+      answer: sessionQuery(actor, batchId),
     });
-    return readSession(tx, actor, batchId);
+    return serializeSession({ ...session!, status: 'packed' });
   });
 }

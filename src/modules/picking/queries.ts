@@ -38,16 +38,27 @@ export type SessionRow = Pick<Selectable<PickBatchesTable>, 'id' | 'order_id' | 
 type LineOfBatch = SessionLineRow & { pick_batch_id: string; line_number: number };
 
 /**
- * Lines (`where` over pick_batch_lines l) as a session shows them, with their batch and line numbers. The verification
- * time is ISO text already, so it reads the same nested in JSON or as a column.
+ * The batch and line rows a session is read from: the tables, or the RETURNING of the statement that wrote them (a
+ * started batch answers from its own insert).
  */
-function sessionLines(where: RawBuilder<unknown>) {
+interface SessionSource {
+  batches: RawBuilder<unknown>;
+  lines: RawBuilder<unknown>;
+}
+
+const STORED: SessionSource = { batches: sql`pick_batches`, lines: sql`pick_batch_lines` };
+
+/**
+ * Lines (`where` over `from`, by default pick_batch_lines, as l) as a session shows them, with their batch and line
+ * numbers. The verification time is ISO text already, so it reads the same nested in JSON or as a column.
+ */
+function sessionLines(where: RawBuilder<unknown>, from = STORED.lines) {
   return sql<LineOfBatch>`
     select l.id, l.order_line_id, l.item_id, l.item_number_display, l.item_description, l.bin_location, l.unit_of_measure,
       l.short_reason, l.qty_to_pick, l.qty_picked, l.qty_short, i.qty_on_hand, i.qty_available, l.status,
       ${isoTextOf('l.pack_verified_at')} as pack_verified_at, loc.zone, loc.aisle, loc.rack, loc.shelf, l.pick_batch_id, l.line_number,
       (select e.status from pick_exceptions e where e.pick_batch_line_id = l.id order by e.created_at desc, e.id desc limit 1) as exception_status
-    from pick_batch_lines l
+    from ${from} l
     join items i on i.id = l.item_id
     -- A lookup per line by its unique code (limit 1 keeps it one): joined whole, the planner reads every location.
     left join lateral (select zone, aisle, rack, shelf from locations where location_code = l.bin_location limit 1) loc on true
@@ -63,27 +74,28 @@ export function sessionLineQuery(batchId: string, lineId: string) {
 type PageOfBatches = Expression<{ id: string; total_count: number }>;
 
 /**
- * Batches with their order, customer, partner and parcels: those of `where` (over pick_batches b) with their lines
- * nested as JSON, a session in one query; or those of a page, in its order, with its total and without lines. Written
- * as SQL text rather than built: every floor request answers with it, and building and compiling it each time cost
- * more than running it.
+ * Batches with their order, customer, partner and parcels: those of `where` (over the source's batches as b) with
+ * their lines nested as JSON, a session in one query; or those of a page, in its order, with its total and without
+ * lines. Written as SQL text rather than built: every floor request answers with it, and building and compiling it
+ * each time cost more than running it.
  */
-function batchesOf(of: { where: RawBuilder<unknown> }): RawBuilder<SessionRow>;
+function batchesOf(of: { where: RawBuilder<unknown>; from?: SessionSource }): RawBuilder<SessionRow>;
 function batchesOf(of: { page: PageOfBatches }): RawBuilder<Omit<SessionRow, 'lines'> & { total_count: number }>;
-function batchesOf(of: { where: RawBuilder<unknown> } | { page: PageOfBatches }) {
+function batchesOf(of: { where: RawBuilder<unknown>; from?: SessionSource } | { page: PageOfBatches }) {
   const one = 'where' in of;
+  const from = (one && of.from) || STORED;
   return sql`
     select b.id, b.order_id, o.order_number, c.name as customer_name, m.name as manufacturer_name, b.status,
       b.tracking_number, b.tracking_carrier, b.tracking_captured_at, b.tracking_flagged_for_office_at,
       b.staged_slot, b.staged_at, b.staged_loc_type, b.created_at,
-      ${one ? sql`(select coalesce(json_agg(line order by line.line_number), '[]') from (${sessionLines(sql`l.pick_batch_id = b.id`)}) line) as lines`
+      ${one ? sql`(select coalesce(json_agg(line order by line.line_number), '[]') from (${sessionLines(sql`l.pick_batch_id = b.id`, from.lines)}) line) as lines`
         : sql`page.total_count`},
       (select coalesce(json_agg(parcel order by parcel.parcel_seq), '[]') from (
         select p.id, p.pick_batch_id, p.parcel_seq, p.tracking_number, p.carrier, p.captured_at, u.name as captured_by_name
         from pick_batch_parcels p left join users u on u.id = p.captured_by
         where p.pick_batch_id = b.id
       ) parcel) as parcels
-    from ${one ? sql`pick_batches b` : sql`${of.page} page join pick_batches b on b.id = page.id`}
+    from ${one ? sql`${from.batches} b` : sql`${of.page} page join pick_batches b on b.id = page.id`}
     join orders o on o.id = b.order_id
     join customers c on c.id = o.customer_id
     join manufacturers m on m.id = b.manufacturer_id
@@ -93,6 +105,14 @@ function batchesOf(of: { where: RawBuilder<unknown> } | { page: PageOfBatches })
 /** The query of one batch as a session, in the key's partner scope (no row outside it). */
 export function sessionQuery(actor: Pick<Actor, 'manufacturerId'>, id: string) {
   return batchesOf({ where: actor.manufacturerId ? sql`b.id = ${id} and b.manufacturer_id = ${actor.manufacturerId}` : sql`b.id = ${id}` });
+}
+
+/**
+ * The session of a batch its statement has just written, from that statement's WITH clauses `batch` and `lines` (their
+ * RETURNING *): the statement's own reads cannot see its writes.
+ */
+export function writtenSessionQuery() {
+  return batchesOf({ where: sql`true`, from: { batches: sql`batch`, lines: sql`lines` } });
 }
 
 /** One batch as a session; 404 outside the key's partner scope. */

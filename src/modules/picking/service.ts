@@ -11,7 +11,7 @@ import { conflict, invalidRequest, invalidStatus, notFound } from '../../domain/
 import type { Page } from '../../http/pagination.ts';
 import { openException } from '../exceptions/service.ts';
 import {
-  LIVE_BATCH, lineOf, listSessions, lockBatch, sessionLineQuery, sessionOf, sessionQuery, WAREHOUSE_SHIPPED, type BatchFilter, type BatchLineRow,
+  LIVE_BATCH, lineOf, listSessions, lockBatch, sessionLineQuery, sessionOf, sessionQuery, WAREHOUSE_SHIPPED, writtenSessionQuery, type BatchFilter, type BatchLineRow,
   type BatchRow, type SessionLineRow, type SessionRow,
 } from './queries.ts';
 import { serializeLine, serializeSession, type PickSessionResponse } from './serialize.ts';
@@ -64,9 +64,9 @@ export async function startBatch(db: Kysely<DB>, actor: Actor, orderId: string) 
     const toPick = open.filter((line) => Number(line.remaining) > 0);
     if (toPick.length === 0) throw invalidStatus('nothing is left to pick on this order: its warehouse lines are shipped or in live batches');
     // The batch and its lines, each with its order line's number, item and unit (they never change after order entry;
-    // migration 0044): one statement.
+    // migration 0044), and the session they make, the 201's answer: one statement.
     const column = <K extends keyof (typeof toPick)[number]>(key: K) => toPick.map((line) => line[key]);
-    const { rows: [created] } = await sql<BatchRow>`
+    const { rows: [session] } = await sql<SessionRow & { batch_number: string }>`
       with batch as (
         insert into pick_batches (order_id, manufacturer_id, batch_number, created_by)
         values (${orderId}, ${order.manufacturer_id}, pick_batch_number(nextval('pick_batch_number_seq')), ${actor.userId})
@@ -79,14 +79,15 @@ export async function startBatch(db: Kysely<DB>, actor: Actor, orderId: string) 
           ${column('line_number')}::int[], ${column('item_number_display')}::text[], ${column('item_description')}::text[],
           ${column('unit_of_measure')}::text[])
           as l(order_line_id, item_id, location_id, bin_location, qty_to_pick, line_number, item_number_display, item_description, unit_of_measure)
+        returning *
       )
-      select * from batch`.execute(tx);
-    const batch = created!;
+      select s.*, (select batch_number from batch) from (${writtenSessionQuery()}) s`.execute(tx);
+    const batch = { ...session!, manufacturer_id: order.manufacturer_id };
     await recordAndEmit(tx, actor, {
       entityType: 'pick_batch', entityId: batch.id, action: 'started', manufacturerId: batch.manufacturer_id,
       after: { batch_number: batch.batch_number, order_id: orderId, lines: toPick.map((line) => ({ order_line_id: line.id, qty_to_pick: Number(line.remaining) })) },
     }, 'pick_batch.started', { ...batchEvent(batch, order.order_number), lines: toPick.length });
-    return readSession(tx, actor, batch.id, { started: true });
+    return serializeSession(session!, { started: true });
   });
 }
 

@@ -5,13 +5,14 @@ import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { Carrier } from '../../db/column-types.ts';
 import type { DB, PickBatchParcelsTable } from '../../db/schema.ts';
 import { inTransaction } from '../../db/transaction.ts';
-import { recordAndEmit } from '../../domain/events.ts';
+import { recordAndEmit, recordAndEmitAnswering } from '../../domain/events.ts';
 import { recordHistory, type Author } from '../../domain/history.ts';
 import { shipStock } from '../../domain/stock.ts';
 import type { Actor } from '../../http/auth.ts';
 import { ApiError, invalidRequest, invalidStatus, notFound } from '../../domain/errors.ts';
 import { followWarehouseShipment, lockOrderForShipping, readOrderDetail, shippableOrder } from '../orders/service.ts';
-import { lockBatch, WAREHOUSE_SHIPPED, type BatchRow } from './queries.ts';
+import { lockBatch, sessionQuery, WAREHOUSE_SHIPPED, type BatchRow, type SessionRow } from './queries.ts';
+import { serializeSession } from './serialize.ts';
 import { batchEvent, batchWrite, requireBatchStatus } from './service.ts';
 
 export interface Tracking {
@@ -162,9 +163,9 @@ export function stageBatch(db: Kysely<DB>, actor: Actor, batchId: string, slot: 
 /**
  * Ships a packed batch in the caller's transaction (the order and the batch are locked): every picked unit leaves the
  * bin it was picked from, the order lines count them shipped, and the order moves to shipped or partial. A fixed number
- * of statements, however many lines.
+ * of statements, however many lines. Returns the batch's session as shipped.
  */
-async function shipLockedBatch(tx: Transaction<DB>, actor: Actor, batch: BatchRow, tracking?: Tracking) {
+async function shipLockedBatch(tx: Transaction<DB>, actor: Actor, batch: BatchRow, tracking?: Tracking): Promise<SessionRow> {
   requireBatchStatus(batch, ['packed'], 'ship');
   const order = await shippableOrder(tx, batch.order_id);
   let primary = batch.tracking_number === null ? undefined : { tracking_number: batch.tracking_number, carrier: batch.tracking_carrier };
@@ -175,8 +176,9 @@ async function shipLockedBatch(tx: Transaction<DB>, actor: Actor, batch: BatchRo
   await shipStock(tx, actor, takesToShip(lines).map((take) => ({ ...take, reason: `pick batch ${batch.batch_number}`, pickBatchId: batch.id })));
   // Every line of the batch, shipped in full, in part or not at all (short, set aside), counts what the warehouse still
   // owes; the batch is shipped with its lines' figures (the order-fulfillment report sums them); both recorded and
-  // announced in one statement.
-  await recordAndEmit(tx, actor, {
+  // announced in one statement. It answers with the session as the statement began, its tracking and parcels captured
+  // above: shipping changes nothing else a session shows but the status, and what follows changes only the order.
+  const [session] = await recordAndEmitAnswering(tx, actor, {
     entityType: 'pick_batch', entityId: batch.id, action: 'shipped', manufacturerId: batch.manufacturer_id,
     before: { status: batch.status }, after: { status: 'shipped', lines: lines.map((line) => ({ order_line_id: line.order_line_id, qty_shipped: line.qty_picked })) },
   }, 'pick_batch.shipped', {
@@ -194,8 +196,10 @@ async function shipLockedBatch(tx: Transaction<DB>, actor: Actor, batch: BatchRo
         shipped_units_to_pick = ${unitsOf('qty_to_pick')}, shipped_units_picked = ${unitsOf('qty_picked')}
       where id = ${batch.id}
     )`,
+    answer: sessionQuery(actor, batch.id),
   });
   await followWarehouseShipment(tx, actor, order);
+  return { ...session!, status: 'shipped' };
 }
 
 /** The batch's lines, each with its item's number and the bins stock may ship from, fullest first. */
@@ -240,7 +244,7 @@ function takesToShip(lines: Awaited<ReturnType<typeof linesWithBins>>) {
 export function shipBatch(db: Kysely<DB>, actor: Actor, batchId: string, input: { tracking_number?: string; carrier?: Carrier }) {
   if ((input.tracking_number === undefined) !== (input.carrier === undefined)) throw invalidRequest('send tracking_number and carrier together, or neither');
   const tracking = input.tracking_number && input.carrier ? { tracking_number: input.tracking_number, carrier: input.carrier } : undefined;
-  return batchWrite(db, actor, batchId, (tx, batch) => shipLockedBatch(tx, actor, batch, tracking));
+  return inTransaction(db, async (tx) => serializeSession(await shipLockedBatch(tx, actor, await lockBatch(tx, actor, batchId), tracking)));
 }
 
 /**
