@@ -3,6 +3,7 @@
 // the packing list PDF of a 100-line order in < 200 ms.
 import { renderPackingList } from '../src/modules/documents/packing-list.ts';
 import { apiClient, type Call } from './client.ts';
+import type { CpuFigures } from './cpu.ts';
 import { orderBodies } from './orders.ts';
 
 const ORDERS = Number(process.env.BENCH_PICK_ORDERS ?? 300);
@@ -18,9 +19,14 @@ export interface PickingRow {
   unit: string;
   target: string;
   met: boolean;
+  /** CPU per operation, where it was measured. */
+  cpu?: CpuFigures | null;
 }
 
-export async function measurePicking(service: string, headers: Record<string, string>, databaseUrl: string): Promise<PickingRow[]> {
+/** Starts counting the service's and PostgreSQL's CPU; the returned stop takes the operations done meanwhile. */
+export type StartCpu = () => Promise<(operations: number) => Promise<CpuFigures | null>>;
+
+export async function measurePicking(service: string, headers: Record<string, string>, databaseUrl: string, startCpu: StartCpu): Promise<PickingRow[]> {
   const { call, close } = apiClient(service, headers, WORKERS);
   // Released orders to work (entering and releasing them is not part of the floor's cycle).
   const bodies = await orderBodies(databaseUrl, WARMUP_ORDERS + ORDERS);
@@ -35,9 +41,11 @@ export async function measurePicking(service: string, headers: Record<string, st
     for (let next = queue.shift(); next; next = queue.shift()) await floorCycle(call, next);
   }));
   await work(orders.slice(0, WARMUP_ORDERS));
+  const stopCpu = await startCpu();
   const started = performance.now();
   await work(orders.slice(WARMUP_ORDERS));
   const perSecond = Math.round((ORDERS / ((performance.now() - started) / 1000)) * 10) / 10;
+  const cpu = await stopCpu(ORDERS);
   await close();
 
   const lines = Array.from({ length: 100 }, (_, i) => ({
@@ -58,7 +66,7 @@ export async function measurePicking(service: string, headers: Record<string, st
   }
   const worstPdf = Math.round(Math.max(...pdfRuns) * 10) / 10;
   return [
-    { operation: `full cycle, ${ORDERS} orders of 10 lines, ${WORKERS} at a time`, value: perSecond, unit: 'orders/s', target: '>= 50', met: perSecond >= 50 },
+    { operation: `full cycle, ${ORDERS} orders of 10 lines, ${WORKERS} at a time`, value: perSecond, unit: 'orders/s', target: '>= 50', met: perSecond >= 50, cpu },
     { operation: `packing list PDF, 100 lines (worst of ${PDF_RUNS})`, value: worstPdf, unit: 'ms', target: '< 200', met: worstPdf < 200 },
   ];
 }
@@ -76,5 +84,9 @@ export async function floorCycle(call: Call, orderId: string): Promise<void> {
 
 export function printPicking(rows: PickingRow[]): void {
   console.log('\npick, pack and ship');
-  for (const row of rows) console.log(`  ${row.operation}: ${row.value} ${row.unit} (target ${row.target}: ${row.met ? 'met' : 'NOT met'})`);
+  const ms = (us: number | null) => (us === null ? '-' : (us / 1000).toFixed(1));
+  for (const row of rows) {
+    const cpu = row.cpu ? `; CPU a cycle: service ${ms(row.cpu.service_us)} ms, PostgreSQL ${ms(row.cpu.postgres_us)} ms` : '';
+    console.log(`  ${row.operation}: ${row.value} ${row.unit} (target ${row.target}: ${row.met ? 'met' : 'NOT met'})${cpu}`);
+  }
 }

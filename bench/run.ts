@@ -11,6 +11,7 @@ import { createAdminKey } from '../src/bootstrap.ts';
 import { connectPostgres } from '../src/db/connect.ts';
 import { generate, ITEMS, LARGE, logSubscription, MOVEMENTS, ORDERS, sampleItems, sampleOrders, type Generated, type SampleItem } from './generate.ts';
 import { ORDER_LINES, orderBodies } from './orders.ts';
+import { cpuMeter, type CpuFigures, type CpuMeter } from './cpu.ts';
 import { measureMixed, printMixed, type MixedRead, type ReadFigures } from './mixed.ts';
 import { measurePicking, printPicking } from './picking.ts';
 import { measureReceiving, partnerItems, printReceiving } from './receiving.ts';
@@ -82,6 +83,8 @@ interface Row {
   errors: number;
   target: string;
   met: boolean | null;
+  /** CPU per request over the timed run; null when nothing was timed. */
+  cpu: CpuFigures | null;
   note?: string;
 }
 
@@ -255,10 +258,13 @@ async function drive(endpoint: Endpoint, headers: Record<string, string>, durati
   });
 }
 
+/** The CPU meter and the process behind each base url, set once the children run. */
+const meters: { cpu?: CpuMeter; pidOf: Map<string, number> } = { pidOf: new Map() };
+
 async function measure(endpoint: Endpoint, headers: Record<string, string>, floorRps: number | null): Promise<Row> {
   const target = [endpoint.minRatio && `>= ${endpoint.minRatio}x floor`, endpoint.minRps && `>= ${endpoint.minRps}/s`, endpoint.maxP99Ms && `p99 < ${endpoint.maxP99Ms} ms`]
     .filter(Boolean).join(', ');
-  const empty = { endpoint: endpoint.name, requests_per_s: 0, p50_ms: 0, p99_ms: 0, ratio_to_floor: null, floor_rps: floorRps, non_2xx: 0, errors: 0, target, met: null };
+  const empty = { endpoint: endpoint.name, requests_per_s: 0, p50_ms: 0, p99_ms: 0, ratio_to_floor: null, floor_rps: floorRps, non_2xx: 0, errors: 0, target, met: null, cpu: null };
   const sample = await fetch(endpoint.base + endpoint.paths[0], endpoint.bodies
     ? { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: endpoint.bodies.at(-1) }
     : { headers });
@@ -266,12 +272,14 @@ async function measure(endpoint: Endpoint, headers: Record<string, string>, floo
     return { ...empty, met: endpoint.minRatio ? false : null, note: `sample answered ${sample.status}: ${(await sample.text()).slice(0, 120)}` };
   }
   await drive(endpoint, headers, WARMUP);
+  const stop = await meters.cpu!.start(meters.pidOf.get(endpoint.base)!);
   const r = await drive(endpoint, headers, DURATION);
+  const cpu = await stop(r.requests.total);
   const ratio = floorRps ? r.requests.average / floorRps : null;
   const met = endpoint.minRatio === null && endpoint.maxP99Ms === null && !endpoint.minRps ? null
     : (endpoint.minRatio === null || (ratio ?? 0) >= endpoint.minRatio) && (endpoint.maxP99Ms === null || r.latency.p99 < endpoint.maxP99Ms)
       && (!endpoint.minRps || r.requests.average >= endpoint.minRps);
-  return { ...empty, ...figuresOf(r), ratio_to_floor: ratio === null ? null : Math.round(ratio * 100) / 100, met };
+  return { ...empty, ...figuresOf(r), ratio_to_floor: ratio === null ? null : Math.round(ratio * 100) / 100, met, cpu };
 }
 
 /** The figures every table prints, from one autocannon run. */
@@ -296,13 +304,14 @@ async function measureCounted(endpoint: Endpoint, headers: Record<string, string
 }
 
 function printTable(rows: Row[]): void {
-  const header = ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'floor', 'x floor', 'non-2xx', 'errors', 'target', ''];
+  const header = ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'floor', 'x floor', 'service µs', 'pg µs', 'non-2xx', 'errors', 'target', ''];
   const cells = rows.map((r) => [
     r.endpoint, String(r.requests_per_s), String(r.p50_ms), String(r.p99_ms), r.ratio_to_floor === null ? '-' : String(r.floor_rps),
-    r.ratio_to_floor?.toFixed(2) ?? '-', String(r.non_2xx), String(r.errors), r.target || '-', r.met === null ? '' : r.met ? 'ok' : 'MISS',
+    r.ratio_to_floor?.toFixed(2) ?? '-', String(r.cpu?.service_us ?? '-'), String(r.cpu?.postgres_us ?? '-'), String(r.non_2xx), String(r.errors),
+    r.target || '-', r.met === null ? '' : r.met ? 'ok' : 'MISS',
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const line = (c: string[]) => c.map((v, i) => (i === 0 || i >= 8 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
+  const line = (c: string[]) => c.map((v, i) => (i === 0 || i >= 10 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
   console.log(`\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
   for (const c of cells) console.log(line(c));
   for (const r of rows) if (r.note) console.log(`  ${r.endpoint}: ${r.note}`);
@@ -337,6 +346,10 @@ async function main(): Promise<void> {
     waitReady('service-uncached', withoutCache, `http://127.0.0.1:${UNCACHED_PORT}/healthz`),
     waitReady('floor', floor, `http://127.0.0.1:${FLOOR_PORT}/floor`),
   ]);
+  meters.cpu = await cpuMeter(benchUrl);
+  for (const [port, child] of [[SERVICE_PORT, service], [UNCACHED_PORT, withoutCache], [FLOOR_PORT, floor]] as const) {
+    meters.pidOf.set(`http://127.0.0.1:${port}`, child.pid!);
+  }
 
   const headers = { authorization: `Bearer ${generated.adminKey}` };
   const rows: Row[] = [];
@@ -363,7 +376,7 @@ async function main(): Promise<void> {
     () => measureTooling(`http://127.0.0.1:${UNCACHED_PORT}`, headers, withoutCache.pid!));
   // The write targets run after the reads, so their new rows do not move the read figures.
   const receiving = await section('receiving', '200-line post, 5,000-row CSV import', printReceiving, () => measureReceiving(serviceUrl, headers, benchUrl));
-  const picking = await section('picking', 'full pick-pack-ship cycle, packing list PDF', printPicking, () => measurePicking(serviceUrl, headers, benchUrl));
+  const picking = await section('picking', 'full pick-pack-ship cycle, packing list PDF', printPicking, () => measurePicking(serviceUrl, headers, benchUrl, () => meters.cpu!.start(service.pid!)));
   const mixed = await section('mixed', 'reads while orders, adjustments, receipts, floor cycles and deliveries run', (results) => results.forEach(printMixed),
     async () => [await measureMixed(serviceUrl, `http://127.0.0.1:${UNCACHED_PORT}`, headers, {
       orderBodies: bodies,
@@ -400,6 +413,7 @@ async function main(): Promise<void> {
 }
 
 async function cleanup(): Promise<void> {
+  await meters.cpu?.close();
   await stopChildren();
   rmSync(documentsDir, { recursive: true, force: true });
   if (KEEP) console.log(`kept database ${DB_NAME} (BENCH_KEEP=1): ${benchUrl}`);
