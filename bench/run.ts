@@ -38,7 +38,9 @@ const DURATION = int('BENCH_DURATION', 10);
 const WARMUP = int('BENCH_WARMUP', 2);
 // 10 connections keep both cores busy (server + PostgreSQL) without queueing so deep that p99 only measures the queue.
 const CONNECTIONS = int('BENCH_CONNECTIONS', 10);
-const POOL_SIZE = int('BENCH_POOL_SIZE', 10);
+// As docs/operations.md sizes it for a database server of this machine's cores (Connection pool): more connections
+// than that make PostgreSQL spend a quarter to half more CPU on each write, the backends crowding the cores.
+const POOL_SIZE = int('BENCH_POOL_SIZE', 2 * availableParallelism());
 const SAMPLES = 1000;
 // Reuse skips the minute of generation when wms_bench is left from an earlier run (BENCH_KEEP=1), and keeps it again.
 const REUSE = process.env.BENCH_REUSE === '1';
