@@ -3,7 +3,7 @@
 // the packing list PDF of a 100-line order in < 200 ms.
 import { renderPackingList } from '../src/modules/documents/packing-list.ts';
 import { apiClient, type Call } from './client.ts';
-import type { CpuFigures } from './cpu.ts';
+import type { CpuFigures, CpuMeter } from './cpu.ts';
 import { orderBodies } from './orders.ts';
 
 const ORDERS = Number(process.env.BENCH_PICK_ORDERS ?? 300);
@@ -23,10 +23,10 @@ export interface PickingRow {
   cpu?: CpuFigures | null;
 }
 
-/** Starts counting the service's and PostgreSQL's CPU; the returned stop takes the operations done meanwhile. */
-export type StartCpu = () => Promise<(operations: number) => Promise<CpuFigures | null>>;
-
-export async function measurePicking(service: string, headers: Record<string, string>, databaseUrl: string, startCpu: StartCpu): Promise<PickingRow[]> {
+/** `startCpu` starts counting the service's and PostgreSQL's CPU (a CpuMeter's start for the service's process). */
+export async function measurePicking(
+  service: string, headers: Record<string, string>, databaseUrl: string, startCpu: () => ReturnType<CpuMeter['start']>,
+): Promise<PickingRow[]> {
   const { call, close } = apiClient(service, headers, WORKERS);
   // Released orders to work (entering and releasing them is not part of the floor's cycle).
   const bodies = await orderBodies(databaseUrl, WARMUP_ORDERS + ORDERS);
