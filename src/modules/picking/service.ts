@@ -82,12 +82,12 @@ export async function startBatch(db: Kysely<DB>, actor: Actor, orderId: string) 
         returning *
       )
       select s.*, (select batch_number from batch) from (${writtenSessionQuery()}) s`.execute(tx);
-    const batch = { ...session!, manufacturer_id: order.manufacturer_id };
+    const batch = session!;
     await recordAndEmit(tx, actor, {
-      entityType: 'pick_batch', entityId: batch.id, action: 'started', manufacturerId: batch.manufacturer_id,
+      entityType: 'pick_batch', entityId: batch.id, action: 'started', manufacturerId: order.manufacturer_id,
       after: { batch_number: batch.batch_number, order_id: orderId, lines: toPick.map((line) => ({ order_line_id: line.id, qty_to_pick: Number(line.remaining) })) },
     }, 'pick_batch.started', { ...batchEvent(batch, order.order_number), lines: toPick.length });
-    return serializeSession(session!, { started: true });
+    return serializeSession(batch, { started: true });
   });
 }
 
