@@ -102,6 +102,32 @@ describe('list and stock', () => {
     assert.deepEqual(pages.map((p) => p.body.meta.total_count), [2, 2, 2]);
     expectError(await call(t.app, 'GET', '/api/v1/locations?location_type=attic', { key: t.adminKey }), 400, 'bad_request');
   });
+
+  test('item_count counts an item once when both its available and its quarantined bin there hold stock', async () => {
+    const id = await createLocation(t, 'QCNT-1');
+    const other = await createManufacturer(t, 'LOCR');
+    const both = await createItem(t, partner, 'QCNT-A');
+    const onlyHeld = await createItem(t, partner, 'QCNT-B');
+    const emptiedAvailable = await createItem(t, partner, 'QCNT-C');
+    const othersBoth = await createItem(t, other, 'QCNT-D');
+    // Bins as receiving leaves them (quarantined units beside available ones): the list reads the bins, so they are
+    // written here directly, every combination of the two statuses with and without stock.
+    const bin = (itemId: string, status: 'available' | 'quarantine', qty: number) =>
+      ({ item_id: itemId, location_id: id, inventory_status: status, qty_on_hand: qty });
+    await t.db.insertInto('item_locations').values([
+      bin(both, 'available', 4), bin(both, 'quarantine', 2),
+      bin(onlyHeld, 'quarantine', 3),
+      bin(emptiedAvailable, 'available', 0), bin(emptiedAvailable, 'quarantine', 1),
+      bin(othersBoth, 'available', 10), bin(othersBoth, 'quarantine', 5),
+    ]).execute();
+    const figures = async (key: string) => {
+      const [row] = (await call(t.app, 'GET', '/api/v1/locations?q=qcnt', { key })).body.data;
+      return [row.item_count, row.total_qty];
+    };
+    assert.deepEqual(await figures(t.adminKey), [4, 25]);
+    const consignor = await userWithKey(t, 'consignor', { manufacturerId: partner });
+    assert.deepEqual(await figures(consignor.key), [3, 10]);
+  });
 });
 
 describe('relocate and move-all', () => {

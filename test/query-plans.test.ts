@@ -231,9 +231,13 @@ test('the receiving list\'s total by partner and status is read from the maintai
 });
 
 test('the location and cycle-count lists sum the stock and count the lines of their page only, the stock from the location index alone', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL' }, async () => {
-  for (const [url, table, scan] of [
-    ['/api/v1/locations?q=PLAN-LOC&per_page=5&page=7', 'item_locations', 'Index Only Scan'],
-    ['/api/v1/cycle-counts?per_page=5&page=7', 'cycle_count_lines', undefined],
+  for (const [url, table, scan, passes] of [
+    // The bins with stock and the quarantined bins once a location, an available bin only beside a quarantined one
+    // with stock (none here): migration 0045.
+    ['/api/v1/locations?q=PLAN-LOC&per_page=5&page=7', 'item_locations', 'Index Only Scan', {
+      item_locations_location_stock_idx: 5, item_locations_quarantined_idx: 5, item_locations_item_location_status_key: 0,
+    }],
+    ['/api/v1/cycle-counts?per_page=5&page=7', 'cycle_count_lines', undefined, undefined],
   ] as const) {
     captured.length = 0;
     const answer = await call(t.app, 'GET', url, { key: t.adminKey });
@@ -244,8 +248,9 @@ test('the location and cycle-count lists sum the stock and count the lines of th
     const analyzed = await planOf(t.db, t.db.getExecutor().compileQuery(node, createQueryId()), { analyze: true });
     const reads = nodesOf(analyzed).filter((n) => n['Relation Name'] === table);
     // One pass over each of the page's five rows, none for the 30 rows the offset skips.
-    assert.deepEqual(reads.map((n) => n['Actual Loops']), [5], url);
-    if (scan) assert.deepEqual(reads.map((n) => [n['Node Type'], n['Heap Fetches']]), [[scan, 0]], url);
+    if (passes) assert.deepEqual(Object.fromEntries(reads.map((n) => [n['Index Name'], n['Actual Loops']])), passes, url);
+    else assert.deepEqual(reads.map((n) => n['Actual Loops']), [5], url);
+    if (scan) assert.deepEqual(reads.filter((n) => Number(n['Actual Loops']) > 0).map((n) => [n['Node Type'], n['Heap Fetches']]), [[scan, 0], [scan, 0]], url);
   }
   // The bins are vacuumed often enough for their visibility map to stay whole under the floor's writes (migration 0042).
   const { rows: [bins] } = await sql<{ reloptions: string[] }>`select reloptions from pg_class where relname = 'item_locations'`.execute(t.db);
