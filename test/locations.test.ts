@@ -110,8 +110,8 @@ describe('list and stock', () => {
     const onlyHeld = await createItem(t, partner, 'QCNT-B');
     const emptiedAvailable = await createItem(t, partner, 'QCNT-C');
     const othersBoth = await createItem(t, other, 'QCNT-D');
-    // Bins as receiving leaves them (quarantined units beside available ones): the list reads the bins, so they are
-    // written here directly, every combination of the two statuses with and without stock.
+    // An item's two bins in one location (available, quarantined) in each combination with and without stock,
+    // written directly: the list reads the bins, however their stock came there.
     const bin = (itemId: string, status: 'available' | 'quarantine', qty: number) =>
       ({ item_id: itemId, location_id: id, inventory_status: status, qty_on_hand: qty });
     await t.db.insertInto('item_locations').values([
