@@ -105,6 +105,10 @@ describe('migrations', () => {
       const probe = { version: '9999_deadlock_probe', sql: `select nextval('tries');
         lock table counted in access exclusive mode; lock table written in access exclusive mode; create table probed (n int);` };
       await request.connect();
+      // The waiter whose deadlock_timeout runs out first finds the cycle and is aborted. On a loaded machine the
+      // migration's check could come after the request's (a CI run failed so), so the request's is set far longer
+      // (a superuser's setting: other roles keep the default).
+      await request.query(`set deadlock_timeout = '10s'`).catch(() => {});
       await request.query('begin');
       await request.query('lock table written in row exclusive mode');
       const migrating = migrate(database.db, [probe]);
