@@ -21,8 +21,8 @@ export function requireBatchStatus(batch: BatchRow, allowed: readonly string[], 
   if (!allowed.includes(batch.status)) throw invalidStatus(`cannot ${action} a batch that is ${batch.status}`);
 }
 
-export async function readSession(db: Kysely<DB> | Transaction<DB>, actor: Actor, id: string, options: { started?: boolean } = {}) {
-  return serializeSession(await sessionOf(db, actor, id), options);
+export async function readSession(db: Kysely<DB> | Transaction<DB>, actor: Actor, id: string) {
+  return serializeSession(await sessionOf(db, actor, id));
 }
 
 export async function listBatches(db: Kysely<DB>, actor: Actor, filter: BatchFilter, page: Page) {
