@@ -360,7 +360,13 @@ const STEPS: (Step | Lanes)[] = [
     `insert into list_counts (list, manufacturer_id, status, n)
      select 'exceptions', manufacturer_id, status, count(*) from pick_exceptions group by 2, 3`,
     `insert into list_counts (list, manufacturer_id, status, n)
-     select 'deliveries', subscription_id, status, count(*) from webhook_deliveries group by 2, 3`],
+     select 'deliveries', subscription_id, status, count(*) from webhook_deliveries group by 2, 3`,
+    // And the location list's stock figures (migration 0046).
+    'delete from location_stock_counts',
+    `insert into location_stock_counts (location_id, manufacturer_id, bins, qty, folded)
+     select b.location_id, i.manufacturer_id, count(*) filter (where b.qty_on_hand <> 0), sum(b.qty_on_hand), true
+     from item_locations b join items i on i.id = b.item_id group by 1, 2
+     having count(*) filter (where b.qty_on_hand <> 0) <> 0 or sum(b.qty_on_hand) <> 0`],
   ]] },
   // Once both lanes are done: the kept year (planned with the items) holds what the ledger's shipments of the year hold.
   ['shipped year check', `do $$ begin
@@ -371,7 +377,7 @@ const STEPS: (Step | Lanes)[] = [
      end if;
    end $$`],
   // VACUUM as well as ANALYZE: freshly loaded pages have no visibility map, which would slow the first reads.
-  ['vacuum analyze', `vacuum (analyze) manufacturers, locations, items, item_stock_state, item_shipped_days, item_aliases, item_number_suffixes, item_locations, inventory_movements, customers, orders, order_lines, pick_batches, pick_batch_lines, pick_exceptions, order_blocks, receiving_batches, receiving_lines, webhook_deliveries`],
+  ['vacuum analyze', `vacuum (analyze) manufacturers, locations, items, item_stock_state, item_shipped_days, item_aliases, item_number_suffixes, item_locations, location_stock_counts, inventory_movements, customers, orders, order_lines, pick_batches, pick_batch_lines, pick_exceptions, order_blocks, receiving_batches, receiving_lines, webhook_deliveries`],
   ['drop plan tables', `do $$ declare r record; begin
      for r in select tablename from pg_tables where schemaname = 'public' and tablename like 'bench\\_%' loop
        execute format('drop table %I', r.tablename); end loop; end $$`],

@@ -1,6 +1,7 @@
 // The order, item, pick-batch, receiving and exception lists' totals come from counts the database maintains (migrations
 // 0017, 0034, 0038, 0040): whatever writes orders, items or batches — the API, a bulk load, a statement behind the app's back, a delete, a fold, many writers at once — every
-// total equals count(*) over the rows the list's own conditions select.
+// total equals count(*) over the rows the list's own conditions select. So do the location list's stock figures
+// (0046) against the bins.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql, type Kysely } from 'kysely';
@@ -78,8 +79,28 @@ async function assertTotalsExact(db: Kysely<DB>, partners: string[]) {
   }
 }
 
+/**
+ * The location list's kept figures (migration 0046) against the bins: for every location and partner, the bins with
+ * stock and their units, summed over the kept rows, equal those counted from item_locations.
+ */
+async function assertLocationFiguresExact(db: Kysely<DB>) {
+  const { rows } = await sql<{ location_id: string; manufacturer_id: string }>`
+    select location_id, manufacturer_id, kept.bins as kept_bins, kept.qty as kept_qty, live.bins, live.qty from (
+      select location_id, manufacturer_id, sum(bins)::int as bins, sum(qty)::int as qty from location_stock_counts
+      group by 1, 2 having sum(bins) <> 0 or sum(qty) <> 0
+    ) kept full join (
+      select b.location_id, i.manufacturer_id, (count(*) filter (where b.qty_on_hand <> 0))::int as bins, sum(b.qty_on_hand)::int as qty
+      from item_locations b join items i on i.id = b.item_id group by 1, 2
+      having count(*) filter (where b.qty_on_hand <> 0) <> 0 or sum(b.qty_on_hand) <> 0
+    ) live using (location_id, manufacturer_id)
+    where (kept.bins, kept.qty) is distinct from (live.bins, live.qty)`.execute(db);
+  assert.deepEqual(rows, [], 'every location and partner keeps the bins with stock and the units its bins hold');
+}
+
 const keysWithSeveralRows = async (db: Kysely<DB>) => (await sql<{ n: number }>`select count(*)::int as n from (
-  select 1 from list_counts group by list, manufacturer_id, status, flags, moved_on having count(*) > 1) k`.execute(db)).rows[0]!.n;
+  select 1 from list_counts group by list, manufacturer_id, status, flags, moved_on having count(*) > 1
+  union all
+  select 1 from location_stock_counts group by location_id, manufacturer_id having count(*) > 1) k`.execute(db)).rows[0]!.n;
 
 // One app for the file: the concurrent round runs after the first, on the same warehouse.
 let t: TestApp;
@@ -120,7 +141,12 @@ describe('list totals maintained by the database', () => {
     await ok(post(floor, `/receiving/${receipts[0]}/lines`, { item_id: picked, qty_received: 2 }), 201);
     await ok(post(floor, `/receiving/${receipts[0]}/verify`));
     assert.equal((await call(t.app, 'DELETE', `/api/v1/receiving/${receipts[1]}`, { key: t.adminKey })).status, 204);
+    // Part of a bin relocated, and a bin emptied by relocation (its row deleted), for the location figures.
+    const moved = await call(t.app, 'POST', `/api/v1/locations/${floor.bin}/relocate`, { key: t.adminKey, body: { item_id: stocked, qty: 2, to_location_code: 'CNT-TO', auto_create: true } });
+    assert.equal(moved.status, 200, JSON.stringify(moved.body));
+    assert.equal((await call(t.app, 'POST', `/api/v1/locations/${floor.bin}/relocate`, { key: t.adminKey, body: { item_id: fast, qty: 5, to_location_code: 'CNT-TO' } })).status, 200);
     await assertTotalsExact(t.db, [floor.partner, floor.otherPartner]);
+    await assertLocationFiguresExact(t.db);
 
     // The lists answer with those totals.
     const open = await call(t.app, 'GET', '/api/v1/orders?status=open', { key: t.adminKey });
@@ -178,7 +204,21 @@ describe('list totals maintained by the database', () => {
       from generate_series(1, 30) n`.execute(t.db);
     await sql`update pick_exceptions set status = 'reviewed' where status = 'open' and manufacturer_id = ${partner} and qty_short = 1`.execute(t.db);
     await sql`delete from pick_exceptions where status = 'superseded' and manufacturer_id = ${partner}`.execute(t.db);
+    // Bins: loaded over four locations (some empty, some negative), raised, emptied, filled, moved, deleted.
+    await sql`insert into locations (warehouse_id, location_code) select (select id from warehouses limit 1), 'CNT-LOC-' || n from generate_series(1, 4) n`.execute(t.db);
+    await sql`insert into item_locations (item_id, location_id, qty_on_hand, inventory_status)
+      select i.id, l.id, (ascii(right(i.item_number_normalized, 1)) + ascii(right(l.location_code, 1)) * 2) % 6 - 1, (array['available', 'quarantine'])[1 + (length(i.item_number_normalized) + ascii(right(l.location_code, 1))) % 2]
+      from items i, locations l where i.manufacturer_id = ${partner} and l.location_code like 'CNT-LOC-%' and right(i.item_number_normalized, 1) in ('1', '3', '5')`.execute(t.db);
+    await sql`update item_locations set qty_on_hand = qty_on_hand + 2 where item_id in (select id from items where item_number_normalized like 'CNT3%')`.execute(t.db);
+    await sql`update item_locations set qty_on_hand = 0 where qty_on_hand = 3`.execute(t.db);
+    await sql`update item_locations set qty_on_hand = 4 where qty_on_hand = 0 and item_id in (select id from items where item_number_normalized like 'CNT1%')`.execute(t.db);
+    await sql`update item_locations set location_id = (select id from locations where location_code = 'CNT-LOC-4')
+      where location_id = (select id from locations where location_code = 'CNT-LOC-3') and item_id in (select id from items where item_number_normalized like 'CNT5%')
+        and not exists (select 1 from item_locations o where o.item_id = item_locations.item_id and o.inventory_status = item_locations.inventory_status
+          and o.location_id = (select id from locations where location_code = 'CNT-LOC-4'))`.execute(t.db);
+    await sql`delete from item_locations where qty_on_hand = 2 and location_id in (select id from locations where location_code like 'CNT-LOC-%')`.execute(t.db);
     await assertTotalsExact(t.db, [floor.partner, floor.otherPartner, partner]);
+    await assertLocationFiguresExact(t.db);
 
     assert.ok(await keysWithSeveralRows(t.db) > 0, 'changes appended rows');
     // A day count left from when its day was within 400 days: the fold drops it, as no window reads it.
@@ -192,8 +232,11 @@ describe('list totals maintained by the database', () => {
     const unfolded = await sql<{ n: number }>`select count(*)::int as n from list_counts where not folded`.execute(t.db);
     assert.equal(unfolded.rows[0]!.n, 0, 'every row is marked folded, so the next fold looks at none of them');
     await assertTotalsExact(t.db, [floor.partner, floor.otherPartner, partner]);
+    await assertLocationFiguresExact(t.db);
     const zero = await sql<{ n: number }>`select count(*)::int as n from list_counts where n = 0`.execute(t.db);
     assert.equal(zero.rows[0]!.n, 0, 'keys that sum to nothing are dropped');
+    const emptyLocations = await sql<{ n: number }>`select count(*)::int as n from location_stock_counts where bins = 0 and qty = 0 or not folded`.execute(t.db);
+    assert.equal(emptyLocations.rows[0]!.n, 0, 'the location figures are folded too, the empty ones dropped');
   });
 
   test('a TRUNCATE empties the list totals with it', async () => {
@@ -201,6 +244,15 @@ describe('list totals maintained by the database', () => {
     assert.equal(await totalOf(t.db, countedTotalExpression({ list: 'orders' })), 0);
     assert.ok(await totalOf(t.db, countedTotalExpression({ list: 'items' })) > 0, 'the items keep theirs');
     await assertTotalsExact(t.db, [floor.partner]);
+  });
+
+  test('a TRUNCATE of the bins empties the location figures with it', async () => {
+    const { rows: [before] } = await sql<{ n: number }>`select count(*)::int as n from location_stock_counts`.execute(t.db);
+    assert.ok(before!.n > 0, 'bins were counted');
+    await sql`truncate item_locations`.execute(t.db);
+    const { rows: [after] } = await sql<{ n: number }>`select count(*)::int as n from location_stock_counts`.execute(t.db);
+    assert.equal(after!.n, 0);
+    await assertLocationFiguresExact(t.db);
   });
 });
 
@@ -254,10 +306,12 @@ describe('list totals under concurrent writers and folds (PostgreSQL)', { skip: 
     assert.ok(await folds > 0, 'folds ran during the writes');
     for (const answer of answers) if (answer) assert.equal(answer.status, 201, JSON.stringify(answer.body));
     await assertTotalsExact(t.db, [floor.partner]);
+    await assertLocationFiguresExact(t.db);
     assert.equal(await totalOf(t.db, countedTotalExpression({ list: 'orders', manufacturerId: floor.partner })), 40);
     await foldListCounts(t.db);
     assert.equal(await keysWithSeveralRows(t.db), 0);
     await assertTotalsExact(t.db, [floor.partner]);
+    await assertLocationFiguresExact(t.db);
     // Each fold vacuums the table it left dead rows in (whether the server's autovacuum runs or not).
     const { rows: [stats] } = await sql<{ vacuums: number }>`
       select vacuum_count::int as vacuums from pg_stat_user_tables where relid = 'list_counts'::regclass`.execute(t.db);

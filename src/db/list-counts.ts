@@ -1,7 +1,7 @@
 // Totals of the order, item, pick-batch, receiving and exception lists, the movement ledger, the event poll and the
 // webhook delivery log from the counts the database maintains (migrations 0017-0019, 0026, 0032, 0034, 0037, 0038,
-// 0040), the count of a list whose total is not kept, and the
-// fold that keeps them a row per key. A total is the sum of its key's rows, read in the caller's snapshot: as exact as
+// 0040), the count of a list whose total is not kept, and the fold that keeps them, and the location list's stock
+// figures (0046), a row per key. A total is the sum of its key's rows, read in the caller's snapshot: as exact as
 // count(*).
 import { sql, type Expression, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { ADVISORY_LOCKS } from './advisory-locks.ts';
@@ -91,15 +91,15 @@ export async function totalOfPage(db: Kysely<DB>, rows: readonly { total_count?:
 }
 
 /**
- * Sums the rows of each key written since the last fold into one, marked folded, and drops day counts before the
- * movement windows' horizon. One instance folds at a time (the others skip the round): two folds at once could each
+ * Sums the rows of each key written since the last fold into one, marked folded (the list totals and the location
+ * stock figures), and drops day counts before the movement windows' horizon. One instance folds at a time (the others skip the round): two folds at once could each
  * write a folded row for the same key, which the next fold, looking only at rows not yet folded, would leave as two.
  * Readers see the rows either before or after.
  */
 export async function foldListCounts(db: Kysely<DB>): Promise<void> {
   const deleted = await db.transaction().execute(async (tx) => {
     const { rows: [lock] } = await sql<{ got: boolean }>`select pg_try_advisory_xact_lock(${ADVISORY_LOCKS.foldListCounts}) as got`.execute(tx);
-    if (!lock!.got) return 0;
+    if (!lock!.got) return { lists: 0, locations: 0 };
     const { rows: [fold] } = await sql<{ deleted: number }>`
       with aged as (
         delete from list_counts where list = 'items_moved' and moved_on < movement_day_horizon() returning 1
@@ -117,7 +117,21 @@ export async function foldListCounts(db: Kysely<DB>): Promise<void> {
         select list, manufacturer_id, status, flags, moved_on, sum(n), true from gone group by 1, 2, 3, 4, 5 having sum(n) <> 0
       )
       select (select count(*) from gone)::int + (select count(*) from aged)::int as deleted`.execute(tx);
-    return fold!.deleted;
+    // The location list's figures (migration 0046), folded the same way in the same round.
+    const { rows: [locations] } = await sql<{ deleted: number }>`
+      with busy as (
+        select distinct location_id, manufacturer_id from location_stock_counts where not folded
+      ), gone as (
+        delete from location_stock_counts c using busy b
+        where c.location_id = b.location_id and c.manufacturer_id = b.manufacturer_id
+        returning c.location_id, c.manufacturer_id, c.bins, c.qty
+      ), folded as (
+        insert into location_stock_counts (location_id, manufacturer_id, bins, qty, folded)
+        select location_id, manufacturer_id, sum(bins), sum(qty), true from gone group by 1, 2
+        having sum(bins) <> 0 or sum(qty) <> 0
+      )
+      select count(*)::int as deleted from gone`.execute(tx);
+    return { lists: fold!.deleted, locations: locations!.deleted };
   });
   // A fold leaves dead rows, which totals read through: under a day's writes, thousands a minute, more than autovacuum
   // (a minute between rounds at best, or turned off) clears in time, and totals slowed from under a millisecond to
@@ -125,5 +139,6 @@ export async function foldListCounts(db: Kysely<DB>): Promise<void> {
   // not vacuum every 2 s for nothing), it stays small; an instance that finds another vacuuming it skips this round.
   // Without workers: the server would start two parallel workers for the three indexes' cleanup, and starting them
   // cost 40 ms a vacuum (two backend processes forked every 2 s under writes) against 0.3 ms for the vacuum itself.
-  if (deleted > 0) await sql`vacuum (parallel 0, skip_locked) list_counts`.execute(db);
+  if (deleted.lists > 0) await sql`vacuum (parallel 0, skip_locked) list_counts`.execute(db);
+  if (deleted.locations > 0) await sql`vacuum (parallel 0, skip_locked) location_stock_counts`.execute(db);
 }

@@ -340,6 +340,14 @@ export interface LocationsTable {
   zone: string | null;
 }
 
+export interface LocationStockCountsTable {
+  bins: number;
+  folded: Generated<boolean>;
+  location_id: string;
+  manufacturer_id: string;
+  qty: number;
+}
+
 export interface ManufacturersTable {
   code: string;
   created_at: Generated<IsoTimestamp>;
@@ -771,6 +779,7 @@ export interface DB {
   item_stock_state: ItemStockStateTable;
   items: ItemsTable;
   list_counts: ListCountsTable;
+  location_stock_counts: LocationStockCountsTable;
   locations: LocationsTable;
   manufacturers: ManufacturersTable;
   order_blocks: OrderBlocksTable;

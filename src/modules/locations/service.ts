@@ -63,20 +63,20 @@ export async function listLocations(db: Kysely<DB>, actor: Actor, filter: Locati
   const total = rowCount(query);
   const pageIds = query.select('l.id as page_id').orderBy('l.location_code').$call(onePage(page)).as('p');
   const partner = actor.manufacturerId;
-  const ofPartner = (bin: string) => (partner ? sql`join items i on i.id = ${sql.ref(`${bin}.item_id`)} and i.manufacturer_id = ${partner}` : sql``);
-  // One pass over each page location's bins gives both figures. An item holds at most two bins in a location (one
-  // available, one quarantined), so its items are its bins with stock less the items both of whose bins hold stock,
-  // found from the few quarantined bins (migration 0045): a count(distinct) sorted every bin's item id.
+  // The bins with stock and their units are kept per location and partner (migration 0046): a row each to sum. An
+  // item holds at most two bins in a location (one available, one quarantined), so its items are its bins with stock
+  // less the items both of whose bins hold stock, found live from the few quarantined bins (migration 0045).
   const stock = sql<{ item_count: number; total_qty: number }>`lateral (
-    select (count(*) - (
-        select count(*) from item_locations q ${ofPartner('q')}
+    select (coalesce(sum(c.bins), 0) - (
+        select count(*) from item_locations q
+        ${partner ? sql`join items i on i.id = q.item_id and i.manufacturer_id = ${partner}` : sql``}
         join item_locations a on a.item_id = q.item_id and a.location_id = q.location_id and a.inventory_status = 'available'
           and a.qty_on_hand <> 0
         where q.location_id = l.id and q.inventory_status = 'quarantine' and q.qty_on_hand <> 0
       ))::int as item_count,
-      coalesce(sum(b.qty_on_hand), 0)::int as total_qty
-    from item_locations b ${ofPartner('b')}
-    where b.location_id = l.id and b.qty_on_hand <> 0)`;
+      coalesce(sum(c.qty), 0)::int as total_qty
+    from location_stock_counts c
+    where c.location_id = l.id ${partner ? sql`and c.manufacturer_id = ${partner}` : sql``})`;
   const rows = await db.selectFrom('locations as l')
     .innerJoin(pageIds, 'p.page_id', 'l.id')
     .innerJoin(stock.as('s'), (join) => join.onTrue())
