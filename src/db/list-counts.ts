@@ -1,8 +1,8 @@
 // Totals of the order, item, pick-batch, receiving and exception lists, the movement ledger, the event poll and the
 // webhook delivery log from the counts the database maintains (migrations 0017-0019, 0026, 0032, 0034, 0037, 0038,
-// 0040), the count of a list whose total is not kept, and the fold that keeps them, and the location list's stock
-// figures (0046), a row per key. A total is the sum of its key's rows, read in the caller's snapshot: as exact as
-// count(*).
+// 0040), the count of a list whose total is not kept, and the fold that keeps those counts and the location list's
+// stock figures (0046) a row per key. A total is the sum of its key's rows, read in the caller's snapshot: as exact
+// as count(*).
 import { sql, type Expression, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { ADVISORY_LOCKS } from './advisory-locks.ts';
 import { inLiterals } from './literals.ts';
@@ -92,9 +92,9 @@ export async function totalOfPage(db: Kysely<DB>, rows: readonly { total_count?:
 
 /**
  * Sums the rows of each key written since the last fold into one, marked folded (the list totals and the location
- * stock figures), and drops day counts before the movement windows' horizon. One instance folds at a time (the others skip the round): two folds at once could each
- * write a folded row for the same key, which the next fold, looking only at rows not yet folded, would leave as two.
- * Readers see the rows either before or after.
+ * stock figures), and drops day counts before the movement windows' horizon. One instance folds at a time (the
+ * others skip the round): two folds at once could each write a folded row for the same key, which the next fold,
+ * looking only at rows not yet folded, would leave as two. Readers see the rows either before or after.
  */
 export async function foldListCounts(db: Kysely<DB>): Promise<void> {
   const deleted = await db.transaction().execute(async (tx) => {
