@@ -738,6 +738,7 @@ describe('the order list', () => {
     assert.deepEqual(names(await list('priority=rush,high')), ['rush']);
     assert.deepEqual(names(await list('q=po-rush')), ['rush']);
     assert.deepEqual(names(await list('q=lakeside')).length, 5);
+    assert.deepEqual(names(await list('q=LAKESIDE')).length, 5, 'the customer name folded, and the pattern with it');
     const number = (await orderRow(ids.old!)).order_number;
     assert.deepEqual(names(await list(`q=${number}`)), ['old']);
     const release = (await orderRow(ids.released!)).original_release_number;

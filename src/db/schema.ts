@@ -85,6 +85,7 @@ export interface ContactsTable {
 
 export interface CustomersTable {
   account_number: string;
+  account_number_folded: Generated<string | null>;
   address_line_1: string | null;
   address_line_2: string | null;
   city: string | null;
@@ -92,6 +93,7 @@ export interface CustomersTable {
   customer_type_code: string | null;
   id: Generated<string>;
   name: string;
+  name_folded: Generated<string | null>;
   region: string | null;
   state: string | null;
   status: Generated<"active" | "inactive">;

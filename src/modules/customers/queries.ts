@@ -1,6 +1,6 @@
 // The customer list and the lookups of a customer's drop-ship locations and third-party payers.
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { containsPattern } from '../../db/like.ts';
+import { foldedContainsPattern } from '../../db/like.ts';
 import { rowCount, totalOfPage } from '../../db/list-counts.ts';
 import type { DB } from '../../db/schema.ts';
 import { onePage, type Page } from '../../http/pagination.ts';
@@ -21,8 +21,9 @@ function filteredCustomers(db: Kysely<DB>, filter: CustomerFilter) {
   if (filter.status) query = query.where('status', '=', filter.status);
   const text = filter.q?.trim();
   if (text) {
-    const pattern = containsPattern(text);
-    query = query.where((eb) => eb.or([eb('account_number', 'ilike', pattern), eb('name', 'ilike', pattern)]));
+    // On the texts kept folded (migration 0047): ILIKE folded every row's texts as it read them.
+    const pattern = foldedContainsPattern(text);
+    query = query.where((eb) => eb.or([eb('account_number_folded', 'like', pattern), eb('name_folded', 'like', pattern)]));
   }
   return query;
 }

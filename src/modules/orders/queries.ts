@@ -4,7 +4,7 @@ import { sql, type Expression, type Kysely, type Transaction } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { unsizedArray } from '../../db/array-parameters.ts';
 import { countedTotalExpression, totalOfPage } from '../../db/list-counts.ts';
-import { containsPattern } from '../../db/like.ts';
+import { containsPattern, foldedContainsPattern } from '../../db/like.ts';
 import { inLiterals } from '../../db/literals.ts';
 import { isoTimeOfJson } from '../../db/timestamps.ts';
 import type { OrderStatus, Priority } from '../../db/column-types.ts';
@@ -122,7 +122,7 @@ function filteredOrders(db: Kysely<DB>, actor: Actor, f: OrderFilter) {
       .union(eb.selectFrom('orders as p').select('p.id').where('p.customer_po_number', 'ilike', pattern))
       .union(eb.selectFrom('orders as r').select('r.id').where(sql`r.release_number::text`, 'like', pattern))
       .union(eb.selectFrom('orders as g').select('g.id').where(sql`g.original_release_number::text`, 'like', pattern))
-      .union(eb.selectFrom('orders as oc').innerJoin('customers as cn', 'cn.id', 'oc.customer_id').select('oc.id').where('cn.name', 'ilike', pattern)));
+      .union(eb.selectFrom('orders as oc').innerJoin('customers as cn', 'cn.id', 'oc.customer_id').select('oc.id').where('cn.name_folded', 'like', foldedContainsPattern(text))));
   }
   return query;
 }
