@@ -362,11 +362,7 @@ const STEPS: (Step | Lanes)[] = [
     `insert into list_counts (list, manufacturer_id, status, n)
      select 'deliveries', subscription_id, status, count(*) from webhook_deliveries group by 2, 3`,
     // And the location list's stock figures (migration 0046).
-    'delete from location_stock_counts',
-    `insert into location_stock_counts (location_id, manufacturer_id, bins, qty, folded)
-     select b.location_id, i.manufacturer_id, count(*) filter (where b.qty_on_hand <> 0), sum(b.qty_on_hand), true
-     from item_locations b join items i on i.id = b.item_id group by 1, 2
-     having count(*) filter (where b.qty_on_hand <> 0) <> 0 or sum(b.qty_on_hand) <> 0`],
+    'select recount_location_stock()'],
   ]] },
   // Once both lanes are done: the kept year (planned with the items) holds what the ledger's shipments of the year hold.
   ['shipped year check', `do $$ begin
